@@ -1,0 +1,54 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely';
+import * as m0001 from './0001-accounts-and-keys.ts';
+import * as m0002 from './0002-usage-and-screenshots.ts';
+import * as m0003 from './0003-billing.ts';
+import * as m0004 from './0004-window-counters.ts';
+import type { Dialect, MigrationFn } from './helpers.ts';
+
+/**
+ * The one migration history, in order. Each migration receives the dialect so a column
+ * can take the clearest type on each database; names never change once released.
+ */
+const MIGRATIONS: ReadonlyArray<readonly [string, { up: MigrationFn }]> = [
+  ['0001-accounts-and-keys', m0001],
+  ['0002-usage-and-screenshots', m0002],
+  ['0003-billing', m0003],
+  ['0004-window-counters', m0004],
+];
+
+class StaticProvider implements MigrationProvider {
+  private readonly dialect: Dialect;
+  constructor(dialect: Dialect) {
+    this.dialect = dialect;
+  }
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const out: Record<string, Migration> = {};
+    for (const [name, migration] of MIGRATIONS) {
+      out[name] = { up: (db) => migration.up(db, this.dialect) };
+    }
+    return out;
+  }
+}
+
+export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Promise<string[]> {
+  // Kysely looks for its bookkeeping tables in every schema unless told which one: name the
+  // connection's own, or a schema migrated earlier on the same server would hide them.
+  const schema =
+    dialect === 'postgres'
+      ? (await sql<{ schema: string | null }>`SELECT current_schema() AS schema`.execute(db))
+          .rows[0]?.schema
+      : undefined;
+  const migrator = new Migrator({
+    db,
+    provider: new StaticProvider(dialect),
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error');
+    throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${String(error)}`, {
+      cause: error,
+    });
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,34 @@
+/**
+ * Writes the OpenAPI document generated from the route schemas to openapi.json
+ * (`npm run openapi`). test/openapi.test.ts fails when the committed copy drifts.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/config.ts';
+import { buildDeps } from '../src/deps.ts';
+import { committedDocument } from '../src/http/docs.ts';
+
+export async function generateOpenApi(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-openapi-'));
+  const deps = await buildDeps(
+    loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', NODE_ENV: 'test' }),
+  );
+  try {
+    const app = await buildApp(deps);
+    await app.ready();
+    const text = `${JSON.stringify(committedDocument(app), null, 2)}\n`;
+    await app.close();
+    return text;
+  } finally {
+    await deps.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  const out = path.resolve(import.meta.dirname, '..', 'openapi.json');
+  await writeFile(out, await generateOpenApi());
+  process.stdout.write(`wrote ${out}\n`);
+}

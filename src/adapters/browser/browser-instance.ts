@@ -1,0 +1,412 @@
+/**
+ * One Chromium process: launched over a pipe (no debugging port), with its own profile and
+ * temp directory under `<dataDir>/chromium/<random>/`, which is removed when it closes. Popups
+ * are closed as they appear, downloads are denied. close() always ends the whole process tree.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
+import { launch } from 'puppeteer-core';
+import type { TreeUsage } from './proc.ts';
+import { isAlive, killTree, processesMentioning, treeUsage } from './proc.ts';
+import type { RendererLogger } from './types.ts';
+
+/** Browser.close over CDP gets this long before the process tree is SIGKILLed. */
+export const BROWSER_CLOSE_TIMEOUT_MS = 5_000;
+/** Launch (spawn + first CDP answer) bound. */
+const LAUNCH_TIMEOUT_MS = 30_000;
+/** Bound on any single CDP command; the capture deadline usually ends things much earlier. */
+const PROTOCOL_TIMEOUT_MS = 60_000;
+/** A profile directory without an owner file younger than this may still be starting. */
+const OWNERLESS_GRACE_MS = 60_000;
+
+const DISABLED_FEATURES = [
+  'Translate',
+  'MediaRouter',
+  'DialMediaRouteProvider',
+  'OptimizationHints',
+  'AcceptCHFrame',
+  // A page we navigate away from must not stay alive (and reachable through history) in
+  // the back/forward cache.
+  'BackForwardCache',
+  // HTTPS-Upgrades would first try https:// for an http:// target: a different request than
+  // the one asked for.
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'InterestFeedContentSuggestions',
+  'CertificateTransparencyComponentUpdater',
+  'AutofillServerCommunication',
+  'PrivacySandboxSettings4',
+  'MediaEngagementBypassAutoplayPolicies',
+  'ProcessPerSiteUpToMainFrameThreshold',
+  'IsolateSandboxedIframes',
+  'Prerender2',
+];
+
+export interface ChromiumArgsOptions {
+  proxyUrl?: string;
+  /** Whether we run as root, where Chromium's setuid/user-namespace sandbox cannot start. */
+  root: boolean;
+}
+
+/** Command-line flags beyond puppeteer's defaults (which add --headless=new, --disable-extensions...). */
+export function chromiumArgs(options: ChromiumArgsOptions): string[] {
+  const args = [
+    '--disable-background-networking',
+    '--disable-sync',
+    '--disable-component-update',
+    '--disable-default-apps',
+    '--disable-domain-reliability',
+    '--disable-client-side-phishing-detection',
+    // Debian's build still starts two chrome_crashpad_handler processes, outside our process
+    // group (--disable-crashpad-for-testing would stop them but breaks every navigation with
+    // ERR_ABORTED on Chromium 156). Their database lives under our HOME, so close() finds
+    // and kills them by our directory in their command line.
+    '--disable-breakpad',
+    '--no-first-run',
+    '--no-default-browser-check',
+    '--no-pings',
+    '--disable-quic',
+    '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+    `--disable-features=${DISABLED_FEATURES.join(',')}`,
+    '--deny-permission-prompts',
+    '--mute-audio',
+    '--disable-dev-shm-usage',
+    '--hide-scrollbars',
+    '--disable-gpu',
+    '--autoplay-policy=user-gesture-required',
+  ];
+  if (options.root) {
+    // Running as root (as in this container): Chromium refuses to start its sandbox. The page
+    // is still confined by site isolation and by the egress proxy, which is the boundary we
+    // rely on for network reach.
+    args.push('--no-sandbox');
+  }
+  if (options.proxyUrl) {
+    // <-loopback> removes Chromium's implicit bypass of localhost, so every connection,
+    // loopback included, goes through the egress proxy.
+    args.push(`--proxy-server=${options.proxyUrl}`, '--proxy-bypass-list=<-loopback>');
+  }
+  return args;
+}
+
+const chromiumRoot = (dataDir: string): string => join(dataDir, 'chromium');
+
+function ownerPid(dir: string): number | null {
+  try {
+    const pid = Number(readFileSync(join(dir, 'owner'), 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Removes profile directories left by earlier runs (the owning Node process is gone), first
+ * SIGKILLing any Chromium still running on them. Directories of live owners (another renderer
+ * on the same data dir, e.g. a parallel test file) are left alone.
+ */
+export async function sweepStaleProfiles(
+  dataDir: string,
+  logger?: RendererLogger,
+): Promise<number> {
+  const root = chromiumRoot(dataDir);
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return 0;
+  }
+  let swept = 0;
+  for (const name of names) {
+    const dir = join(root, name);
+    const owner = ownerPid(dir);
+    if (owner !== null && isAlive(owner)) continue;
+    if (owner === null) {
+      try {
+        if (Date.now() - statSync(dir).mtimeMs < OWNERLESS_GRACE_MS) continue;
+      } catch {
+        continue;
+      }
+    }
+    for (const pid of processesMentioning(dir)) await killTree(pid);
+    rmSync(dir, { recursive: true, force: true });
+    swept++;
+  }
+  if (swept > 0) logger?.info({ swept, dir: root }, 'removed stale chromium profiles');
+  return swept;
+}
+
+export interface LaunchOptions {
+  executablePath: string;
+  dataDir: string;
+  proxyUrl?: string;
+  logger?: RendererLogger;
+}
+
+export interface ContextPage {
+  context: BrowserContext;
+  page: Page;
+  /** Our own CDP session on the page target, for calls puppeteer does not wrap. */
+  cdp: CDPSession;
+}
+
+/**
+ * Every permission a page could ask for is denied up front, for all origins of our contexts:
+ * a prompt is refused, and the answer a page sees (`denied`) is the same in every capture
+ * instead of depending on what an earlier capture asked for.
+ */
+const DENIED_PERMISSIONS = [
+  'accelerometer',
+  'ambient-light-sensor',
+  'background-fetch',
+  'background-sync',
+  'camera',
+  'captured-surface-control',
+  'clipboard-read',
+  'clipboard-write',
+  'display-capture',
+  'geolocation',
+  'gyroscope',
+  'idle-detection',
+  'keyboard-lock',
+  'local-fonts',
+  'local-network-access',
+  'loopback-network',
+  'local-network',
+  'magnetometer',
+  'microphone',
+  'midi',
+  'nfc',
+  'notifications',
+  'payment-handler',
+  'periodic-background-sync',
+  'persistent-storage',
+  'pointer-lock',
+  'push',
+  'screen-wake-lock',
+  'speaker-selection',
+  'storage-access',
+  'system-wake-lock',
+  'top-level-storage-access',
+  'window-management',
+  'web-app-installation',
+];
+
+let nextInstanceId = 1;
+
+export class BrowserInstance {
+  readonly id: number;
+  readonly browser: Browser;
+  readonly pid: number;
+  /** `<dataDir>/chromium/<random>`: profile, temp dir and owner file. */
+  readonly dir: string;
+  /** Captures rendered on this browser. */
+  captures = 0;
+  /** Pages of ours open on this browser. */
+  pages = 0;
+  /** Replaced by a newer browser: serves the captures it has, takes no new ones. */
+  draining = false;
+  readonly #logger: RendererLogger | undefined;
+  readonly #exited: Promise<void>;
+  #session: CDPSession | null = null;
+  #reaped = false;
+  #closing: Promise<void> | null = null;
+
+  private constructor(browser: Browser, pid: number, dir: string, logger?: RendererLogger) {
+    this.id = nextInstanceId++;
+    this.browser = browser;
+    this.pid = pid;
+    this.dir = dir;
+    this.#logger = logger;
+    const child = browser.process();
+    this.#exited = new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.#reaped = true;
+        resolve();
+      };
+      if (!child || child.exitCode !== null || child.signalCode !== null) done();
+      else child.once('exit', done);
+    });
+  }
+
+  static async launch(options: LaunchOptions): Promise<BrowserInstance> {
+    const dir = join(chromiumRoot(options.dataDir), randomBytes(8).toString('hex'));
+    const profile = join(dir, 'profile');
+    const tmp = join(dir, 'tmp');
+    mkdirSync(profile, { recursive: true });
+    mkdirSync(tmp, { recursive: true });
+    writeFileSync(join(dir, 'owner'), `${process.pid}\n`);
+    let browser: Browser | undefined;
+    try {
+      // puppeteer spawns Chromium detached (its own process group, so killTree can end every
+      // child) and speaks CDP over fds 3/4 (pipe: no debugging port anyone else could reach).
+      browser = await launch({
+        executablePath: options.executablePath,
+        headless: true,
+        pipe: true,
+        userDataDir: profile,
+        args: chromiumArgs({
+          root: process.getuid?.() === 0,
+          ...(options.proxyUrl ? { proxyUrl: options.proxyUrl } : {}),
+        }),
+        // Chromium's own popup blocker stays on: a page without a user gesture (and ours never
+        // get one) cannot open windows at all. The targetcreated closer is the second line.
+        ignoreDefaultArgs: ['--disable-popup-blocking'],
+        // Everything Chromium writes outside the profile (NSS db, caches, crash dirs, temp
+        // files) lands in our directory too, and goes with it.
+        env: {
+          ...process.env,
+          HOME: tmp,
+          TMPDIR: tmp,
+          XDG_CONFIG_HOME: join(tmp, '.config'),
+          XDG_CACHE_HOME: join(tmp, '.cache'),
+        },
+        // The service drains and closes us on SIGTERM; puppeteer's handlers would race that
+        // (its SIGINT handler even exits the process).
+        handleSIGINT: false,
+        handleSIGTERM: false,
+        handleSIGHUP: false,
+        defaultViewport: null,
+        timeout: LAUNCH_TIMEOUT_MS,
+        protocolTimeout: PROTOCOL_TIMEOUT_MS,
+      });
+      const pid = browser.process()?.pid;
+      if (pid === undefined) throw new Error('chromium started without a pid');
+      const instance = new BrowserInstance(browser, pid, dir, options.logger);
+      await instance.#setup();
+      return instance;
+    } catch (err) {
+      const pid = browser?.process()?.pid;
+      if (pid !== undefined) await killTree(pid);
+      for (const leftover of processesMentioning(dir)) await killTree(leftover);
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  async #setup(): Promise<void> {
+    const session = await this.browser.target().createCDPSession();
+    this.#session = session;
+    // Default context too: a download must never start anywhere.
+    await session.send('Browser.setDownloadBehavior', { behavior: 'deny' });
+    session.on('Target.targetCreated', (event) => {
+      const info = event.targetInfo;
+      // Every window a page opens carries openerId, noopener ones included (checked on
+      // Chromium 156); the pages we create have none.
+      if (
+        info.type !== 'page' ||
+        (info.openerId === undefined && info.openerFrameId === undefined)
+      ) {
+        return;
+      }
+      this.#logger?.info({ url: info.url.slice(0, 200) }, 'closing a popup');
+      session.send('Target.closeTarget', { targetId: info.targetId }).catch(() => {});
+    });
+    await session.send('Target.setDiscoverTargets', { discover: true, filter: [{ type: 'page' }] });
+  }
+
+  get connected(): boolean {
+    return this.browser.connected && this.#closing === null;
+  }
+
+  /** close() was called (a disconnect after this is expected, not a crash). */
+  get closing(): boolean {
+    return this.#closing !== null;
+  }
+
+  /**
+   * A fresh isolated (incognito-like) context with one page, downloads denied, every
+   * permission denied. Counts in `pages` from the start, so a browser is never retired under a
+   * page being created; fails as soon as the browser goes away.
+   */
+  async newContextPage(): Promise<ContextPage> {
+    this.pages++;
+    // puppeteer may wait forever on a target of a browser that died meanwhile.
+    let onGone = (): void => {};
+    const gone = new Promise<never>((_, reject) => {
+      onGone = () => reject(new Error('the browser went away'));
+    });
+    this.browser.once('disconnected', onGone);
+    if (!this.browser.connected) onGone();
+    const creating = this.#newContextPage();
+    try {
+      return await Promise.race([creating, gone]);
+    } catch (err) {
+      this.pages--;
+      creating.then((late) => late.context.close()).catch(() => {});
+      throw err;
+    } finally {
+      this.browser.off('disconnected', onGone);
+    }
+  }
+
+  async #newContextPage(): Promise<ContextPage> {
+    const context = await this.browser.createBrowserContext({
+      downloadBehavior: { policy: 'deny' },
+    });
+    try {
+      const session = this.#session;
+      if (session && context.id) {
+        const browserContextId = context.id;
+        await Promise.all(
+          DENIED_PERMISSIONS.map((name) =>
+            session
+              .send('Browser.setPermission', {
+                permission: name === 'push' ? { name, userVisibleOnly: true } : { name },
+                setting: 'denied',
+                browserContextId,
+              })
+              // Names differ between Chromium versions; an unknown one is simply not there.
+              .catch(() => {}),
+          ),
+        );
+      }
+      const page = await context.newPage();
+      const cdp = await page.createCDPSession();
+      return { context, page, cdp };
+    } catch (err) {
+      await context.close().catch(() => {});
+      throw err;
+    }
+  }
+
+  /** Call once per page returned by newContextPage, after its context is closed. */
+  pageClosed(): void {
+    this.pages--;
+  }
+
+  usage(): TreeUsage {
+    return treeUsage(this.pid);
+  }
+
+  /** Polite close with a bound, then SIGKILL of the whole tree; removes the directory. */
+  close(timeoutMs = BROWSER_CLOSE_TIMEOUT_MS): Promise<void> {
+    this.#closing ??= this.#close(timeoutMs);
+    return this.#closing;
+  }
+
+  async #close(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    const polite = this.browser.connected
+      ? this.browser.close().then(
+          () => 'closed' as const,
+          () => 'failed' as const,
+        )
+      : Promise.resolve('gone' as const);
+    const outcome = await Promise.race([polite, timedOut]);
+    clearTimeout(timer);
+    if (outcome !== 'closed') {
+      this.#logger?.warn({ pid: this.pid, outcome }, 'chromium did not close cleanly; killing it');
+    }
+    // Always: children of a crashed or stuck browser may outlive it.
+    await killTree(this.pid, this.#reaped);
+    await Promise.race([this.#exited, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+    for (const pid of processesMentioning(this.dir)) await killTree(pid);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,668 @@
+/**
+ * One worker slot's browser context and page, reused across captures. Isolation without a
+ * fresh page per capture: after each capture the page goes to about:blank (the capture's
+ * documents, timers and injected styles end there), then cookies, HTTP cache, navigation
+ * history and window.name are cleared, and every origin the page touched has all its storage
+ * wiped (localStorage, sessionStorage, IndexedDB, Cache Storage, service workers, ...). Each
+ * capture sets the whole emulation state (viewport, scale, media features, background) anew.
+ * The context itself is thrown away every `recycleAfter` captures and after any failure.
+ */
+import type {
+  BrowserContext,
+  CDPSession,
+  Frame,
+  HTTPRequest,
+  HTTPResponse,
+  Page,
+  Protocol,
+} from 'puppeteer-core';
+import { TimeoutError } from 'puppeteer-core';
+import { AppError, isAppError } from '../../domain/errors.ts';
+import { raceAbort, sleep, withTimeout } from './abort.ts';
+import type { BrowserInstance } from './browser-instance.ts';
+import { imageSize } from './image-size.ts';
+import { navigationError, netErrorCode } from './net-errors.ts';
+import {
+  blockServiceWorkers,
+  elementBox,
+  firstInvalidSelector,
+  freezeAndHide,
+  scrollThrough,
+  selectorPresent,
+  waitForPaintReady,
+} from './page-scripts.ts';
+import type { RenderOptions, RenderResult, WaitUntil } from './types.ts';
+
+/**
+ * After loading, the page counts as settled once no request has been in flight for this long
+ * (requests still running at the load event are always waited for, up to the cap)...
+ */
+export const NETWORK_QUIET_MS = 50;
+/** ...or this long once the page has started requests of its own after the load event. */
+export const NETWORK_QUIET_ACTIVE_MS = 250;
+/** ...but the settle wait never lasts longer than this (long-polling, analytics beacons). */
+export const NETWORK_QUIET_CAP_MS = 2_000;
+/** Full page: time allowed for scrolling through to trigger lazy loading. */
+export const FULL_PAGE_SCROLL_BUDGET_MS = 5_000;
+/** Full page: pause after each scroll step. */
+const SCROLL_STEP_PAUSE_MS = 40;
+/** Fonts and in-view images: longest wait for them to load and decode. */
+export const PAINT_READY_BUDGET_MS = 3_000;
+/** The between-captures reset (blank page + clearing) must finish within this. */
+export const RESET_TIMEOUT_MS = 5_000;
+/** Closing a context (and its renderer processes) must finish within this. */
+const DISPOSE_TIMEOUT_MS = 5_000;
+/** Element captures wider than this many device px are cut (Chromium's surface limit). */
+const MAX_CAPTURE_WIDTH_PX = 16_384;
+/** More origins (or storage keys) than this: the context is replaced instead of cleared. */
+const MAX_TRACKED_ORIGINS = 200;
+
+const PUPPETEER_WAIT: Record<
+  WaitUntil,
+  'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2'
+> = {
+  load: 'load',
+  domcontentloaded: 'domcontentloaded',
+  networkidle0: 'networkidle0',
+  networkidle2: 'networkidle2',
+};
+
+export interface CaptureSettings {
+  /** Device px; full-page and element images are cut there (`truncated: true`). */
+  maxPageHeight: number;
+  /** Called for every main-frame document request (each redirect hop too); throws to refuse. */
+  checkNavigation?: (url: URL) => Promise<void>;
+}
+
+export type CaptureOutput = Omit<RenderResult, 'renderMs'>;
+
+const noop = (): void => {};
+
+function httpOrigin(url: string): string | null {
+  if (!url.startsWith('http:') && !url.startsWith('https:')) return null;
+  try {
+    return new URL(url).origin;
+  } catch {
+    return null;
+  }
+}
+
+/** State of the capture in progress: network activity, the main document, refusals. */
+class CaptureRun {
+  readonly controller = new AbortController();
+  readonly inflight = new Set<HTTPRequest>();
+  lastActivity = performance.now();
+  /** When the main navigation finished (the wait_until event), null before. */
+  loadedAt: number | null = null;
+  /** A request started after loadedAt: the page fetches on its own. */
+  activeAfterLoad = false;
+  /** Last main-frame document response (redirect hops included, final one last). */
+  mainResponse: HTTPResponse | null = null;
+  /** The main document answered as an attachment (Chromium turns that into a denied download). */
+  download = false;
+  /** Scheme of a non-http(s) redirect, which Chromium ends as ERR_ABORTED. */
+  unsafeRedirect: string | null = null;
+  readonly checks = new Set<Promise<void>>();
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  fail(err: unknown): void {
+    if (!this.controller.signal.aborted) this.controller.abort(err);
+  }
+
+  /** Waits for pending navigation checks; a refusal aborts the run. */
+  async settleChecks(): Promise<void> {
+    while (this.checks.size > 0) {
+      await raceAbort(Promise.all([...this.checks]), this.signal);
+    }
+    this.signal.throwIfAborted();
+  }
+}
+
+export class CapturePage {
+  readonly instance: BrowserInstance;
+  /** Captures started on this context. */
+  captures = 0;
+  /** What the capture in progress is doing, for timeout messages. */
+  phase = 'starting';
+  readonly #context: BrowserContext;
+  readonly #page: Page;
+  readonly #cdp: CDPSession;
+  readonly #settings: CaptureSettings;
+  readonly #origins = new Set<string>();
+  /** Partitioned storage keys of cross-site frames (`https://b.example/^0https://a.example`). */
+  readonly #storageKeys = new Set<string>();
+  readonly #pendingKeys = new Set<Promise<void>>();
+  /** Set when clearing cannot be trusted to cover everything: replace the context instead. */
+  #needsFreshContext: string | null = null;
+  #run: CaptureRun | null = null;
+  readonly #watched = new WeakSet<CDPSession>();
+  #broken: string | null = null;
+  #disposed: Promise<boolean> | null = null;
+
+  private constructor(
+    instance: BrowserInstance,
+    parts: { context: BrowserContext; page: Page; cdp: CDPSession },
+    settings: CaptureSettings,
+  ) {
+    this.instance = instance;
+    this.#context = parts.context;
+    this.#page = parts.page;
+    this.#cdp = parts.cdp;
+    this.#settings = settings;
+  }
+
+  static async create(instance: BrowserInstance, settings: CaptureSettings): Promise<CapturePage> {
+    const parts = await instance.newContextPage();
+    const page = new CapturePage(instance, parts, settings);
+    try {
+      await page.#setup();
+    } catch (err) {
+      await page.dispose();
+      throw err;
+    }
+    return page;
+  }
+
+  /** Whether the page can take another capture (not crashed, not closed, context not full). */
+  get usable(): boolean {
+    return this.#broken === null && this.#disposed === null && this.#needsFreshContext === null;
+  }
+
+  async #setup(): Promise<void> {
+    const page = this.#page;
+    page.on('dialog', (dialog) => {
+      dialog.dismiss().catch(noop);
+    });
+    page.on('request', (request) => this.#onRequest(request));
+    page.on('requestfinished', (request) => this.#onRequestDone(request));
+    page.on('requestfailed', (request) => this.#onRequestDone(request));
+    page.on('response', (response) => this.#onResponse(response));
+    page.on('framenavigated', (frame) => {
+      this.#noteOrigin(frame.url());
+      if (frame !== page.mainFrame()) this.#noteStorageKey(frame);
+    });
+    page.on('error', () => this.#markBroken('the page crashed while rendering'));
+    page.on('close', () => this.#markBroken('the page was closed while rendering'));
+    page.setDefaultTimeout(0);
+    page.setDefaultNavigationTimeout(0);
+    await Promise.all([
+      page.setBypassServiceWorker(true),
+      page.evaluateOnNewDocument(blockServiceWorkers),
+    ]);
+  }
+
+  #markBroken(reason: string): void {
+    this.#broken ??= reason;
+    this.#run?.fail(new AppError('internal_error', reason));
+  }
+
+  #noteOrigin(url: string): void {
+    const origin = httpOrigin(url);
+    if (origin === null || this.#origins.has(origin)) return;
+    if (this.#origins.size >= MAX_TRACKED_ORIGINS) {
+      this.#needsFreshContext = 'too many origins';
+      return;
+    }
+    this.#origins.add(origin);
+  }
+
+  /**
+   * Records the storage key of a subframe. A cross-site iframe stores under a partitioned key
+   * (its origin + the top-level site) that clearing its origin does not reach, so the key
+   * itself is cleared after the capture. Chromium may still answer with the parent's key just
+   * after the frame navigated, hence the check and the retries; a key we cannot learn means
+   * the context is replaced rather than trusted.
+   */
+  #noteStorageKey(frame: Frame): void {
+    const origin = httpOrigin(frame.url());
+    if (origin === null) return;
+    // puppeteer 24 has no public frame id; without it we cannot ask, so we do not trust.
+    const frameId = (frame as unknown as { _id?: unknown })._id;
+    if (typeof frameId !== 'string') {
+      this.#needsFreshContext = 'frame storage key unknown';
+      return;
+    }
+    const pending = (async () => {
+      for (let attempt = 0; attempt < 8; attempt++) {
+        try {
+          const { storageKey } = await this.#cdp.send('Storage.getStorageKey', { frameId });
+          if (storageKey.startsWith(`${origin}/`)) {
+            if (storageKey !== `${origin}/`) {
+              if (this.#storageKeys.size >= MAX_TRACKED_ORIGINS) {
+                this.#needsFreshContext = 'too many storage keys';
+              }
+              this.#storageKeys.add(storageKey);
+            }
+            return;
+          }
+        } catch {
+          // Not committed yet, or already gone.
+        }
+        await sleep(25);
+      }
+      this.#needsFreshContext = 'frame storage key unknown';
+    })();
+    this.#pendingKeys.add(pending);
+    pending.finally(() => this.#pendingKeys.delete(pending)).catch(noop);
+  }
+
+  #isMainDocument(request: HTTPRequest): boolean {
+    return request.isNavigationRequest() && request.frame() === this.#page.mainFrame();
+  }
+
+  #onRequest(request: HTTPRequest): void {
+    this.#noteOrigin(request.url());
+    const run = this.#run;
+    if (!run) return;
+    run.inflight.add(request);
+    run.lastActivity = performance.now();
+    if (run.loadedAt !== null) run.activeAfterLoad = true;
+    if (this.#isMainDocument(request)) {
+      this.#watchRedirects(request.client);
+      this.#checkMainDocument(run, request);
+    }
+  }
+
+  /**
+   * A redirect to javascript: or mailto: never becomes a request: Chromium just aborts the
+   * navigation. Its Location is only visible in the raw response headers, which puppeteer's
+   * own session for the page already receives (listening adds no protocol traffic). It is
+   * only consulted when the main navigation fails with ERR_ABORTED, that is before the main
+   * document commits, when the only responses are those of its own redirect chain.
+   */
+  #watchRedirects(client: CDPSession): void {
+    if (this.#watched.has(client)) return;
+    this.#watched.add(client);
+    client.on('Network.responseReceivedExtraInfo', (event) => {
+      const run = this.#run;
+      if (!run || event.statusCode < 300 || event.statusCode > 399) return;
+      const location = Object.entries(event.headers).find(
+        ([k]) => k.toLowerCase() === 'location',
+      )?.[1];
+      let target: URL;
+      try {
+        target = new URL(String(location));
+      } catch {
+        return; // relative: same scheme as the response
+      }
+      if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+        run.unsafeRedirect = target.protocol.slice(0, -1).slice(0, 32);
+      }
+    });
+  }
+
+  #checkMainDocument(run: CaptureRun, request: HTTPRequest): void {
+    let url: URL;
+    try {
+      url = new URL(request.url());
+    } catch {
+      run.fail(new AppError('url_not_allowed', 'the page navigated to an invalid URL'));
+      return;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      const redirect = request.redirectChain().length > 0;
+      // about:, blob: and data: documents fetch nothing; anything else, or any redirect off
+      // http(s), is refused (Chromium blocks most of these itself, with ERR_UNSAFE_REDIRECT).
+      const harmless =
+        url.protocol === 'about:' || url.protocol === 'blob:' || url.protocol === 'data:';
+      if (redirect || !harmless) {
+        const scheme = url.protocol.slice(0, -1).slice(0, 32);
+        run.fail(new AppError('url_not_allowed', `the page was redirected to a ${scheme}: URL`));
+      }
+      return;
+    }
+    const check = this.#settings.checkNavigation;
+    if (!check) return;
+    const pending = check(url).then(noop, (err: unknown) => {
+      run.fail(
+        isAppError(err)
+          ? err
+          : new AppError('internal_error', 'the navigation check failed', { cause: err }),
+      );
+    });
+    run.checks.add(pending);
+    pending.finally(() => run.checks.delete(pending)).catch(noop);
+  }
+
+  #onRequestDone(request: HTTPRequest): void {
+    const run = this.#run;
+    if (!run) return;
+    run.inflight.delete(request);
+    run.lastActivity = performance.now();
+  }
+
+  #onResponse(response: HTTPResponse): void {
+    const run = this.#run;
+    if (!run) return;
+    run.lastActivity = performance.now();
+    const request = response.request();
+    if (!this.#isMainDocument(request)) return;
+    run.mainResponse = response;
+    const headers = response.headers();
+    const refused = headers['x-egress-refused'];
+    if (refused !== undefined && response.status() === 403) {
+      // The egress proxy's refusal of a plain-http target (it answers 403 with this header).
+      run.fail(new AppError('url_not_allowed', `the target is not allowed: ${refused}`));
+      return;
+    }
+    if (headers['x-egress-error'] === 'unreachable' && response.status() === 502) {
+      // The proxy's own 502 (it could not connect), not a page of the target.
+      const host = new URL(response.url()).host;
+      run.fail(
+        new AppError('target_unreachable', `could not reach ${host}: the connection failed`),
+      );
+      return;
+    }
+    if (/^\s*attachment/i.test(headers['content-disposition'] ?? '')) run.download = true;
+  }
+
+  /**
+   * Renders one capture. Rejects with the signal's reason once it aborts (deadline, caller
+   * abort, browser crash), with an AppError for expected failures, or with whatever broke.
+   */
+  async capture(options: RenderOptions, signal: AbortSignal): Promise<CaptureOutput> {
+    signal.throwIfAborted();
+    // The API validates the URL; this is the last line before Chromium (file:, chrome:, ...).
+    if (!/^https?:\/\//i.test(options.url)) {
+      throw new AppError('url_not_allowed', 'only http and https URLs can be captured');
+    }
+    if (!this.usable) throw new AppError('internal_error', this.#broken ?? 'page not usable');
+    const run = new CaptureRun();
+    const forward = (): void => run.fail(signal.reason);
+    signal.addEventListener('abort', forward, { once: true });
+    this.#run = run;
+    this.captures++;
+    this.phase = 'starting';
+    try {
+      return await this.#capture(options, run);
+    } catch (err) {
+      throw run.signal.aborted ? run.signal.reason : err;
+    } finally {
+      signal.removeEventListener('abort', forward);
+      this.#run = null;
+    }
+  }
+
+  async #capture(o: RenderOptions, run: CaptureRun): Promise<CaptureOutput> {
+    const page = this.#page;
+    const signal = run.signal;
+    const step = <T>(promise: Promise<T>): Promise<T> => raceAbort(promise, signal);
+    const dsf = o.deviceScaleFactor;
+    const transparent = o.omitBackground && o.format !== 'jpeg';
+
+    this.phase = 'preparing the page';
+    await step(
+      Promise.all([
+        // Device metrics and the screenshot go through the same session: a captureScreenshot
+        // on a session without its own override renders at scale 1.
+        this.#cdp.send('Emulation.setDeviceMetricsOverride', {
+          width: o.width,
+          height: o.height,
+          deviceScaleFactor: dsf,
+          mobile: false,
+          screenWidth: o.width,
+          screenHeight: o.height,
+        }),
+        page.emulateMediaFeatures([
+          { name: 'prefers-color-scheme', value: o.darkMode ? 'dark' : 'light' },
+          { name: 'prefers-reduced-motion', value: o.reducedMotion ? 'reduce' : 'no-preference' },
+        ]),
+        this.#cdp.send(
+          'Emulation.setDefaultBackgroundColorOverride',
+          transparent ? { color: { r: 0, g: 0, b: 0, a: 0 } } : {},
+        ),
+      ]),
+    );
+    const selectors = [o.waitForSelector, o.selector, ...o.hideSelectors].filter(
+      (s): s is string => s !== null,
+    );
+    if (selectors.length > 0) {
+      const bad = await step(page.evaluate(firstInvalidSelector, selectors));
+      if (bad !== null) {
+        throw new AppError('invalid_request', `"${bad.slice(0, 200)}" is not a valid CSS selector`);
+      }
+    }
+
+    this.phase = 'loading the page';
+    let response: HTTPResponse | null;
+    try {
+      response = await step(
+        page.goto(o.url, { waitUntil: PUPPETEER_WAIT[o.waitUntil], timeout: 0, signal }),
+      );
+    } catch (err) {
+      if (signal.aborted) throw signal.reason;
+      // A refused redirect hop explains a failed navigation better than the net error does.
+      await run.settleChecks();
+      if (netErrorCode(String(err)) === 'ERR_ABORTED' && !run.download) {
+        // The raw headers of the redirect may trail the failure by a few ms.
+        for (let i = 0; i < 10 && run.unsafeRedirect === null; i++) await sleep(20, signal);
+      }
+      throw this.#navigationFailure(err, o.url, run);
+    }
+    run.loadedAt = performance.now();
+    await run.settleChecks();
+    const targetStatus = (response ?? run.mainResponse)?.status() ?? null;
+
+    if (o.waitForSelector !== null) {
+      this.phase = `waiting for selector "${o.waitForSelector.slice(0, 200)}"`;
+      await step(
+        page.waitForFunction(
+          selectorPresent,
+          { polling: 'mutation', timeout: 0, signal },
+          o.waitForSelector,
+        ),
+      );
+    }
+    // domcontentloaded asks for the earliest capture: no settling for network, fonts, images.
+    const settle = o.waitUntil !== 'domcontentloaded';
+    if (settle) {
+      this.phase = 'waiting for the network to settle';
+      await this.#networkQuiet(run);
+    }
+    if (o.delay > 0) {
+      this.phase = `waiting ${o.delay} ms (delay)`;
+      await sleep(o.delay, signal);
+    }
+
+    this.phase = 'preparing the capture';
+    await step(page.evaluate(freezeAndHide, o.hideSelectors));
+    const maxCss = this.#settings.maxPageHeight / dsf;
+    let clip: Protocol.Page.Viewport | undefined;
+    let truncated = false;
+    if (o.selector !== null) {
+      const box = await step(page.evaluate(elementBox, o.selector));
+      if (box === null) {
+        throw new AppError(
+          'invalid_request',
+          `selector "${o.selector.slice(0, 200)}" matched no element`,
+        );
+      }
+      // Snap to the device pixel grid so the image is whole pixels of exactly the box.
+      const x0 = Math.max(0, Math.floor(box.x * dsf));
+      const y0 = Math.max(0, Math.floor(box.y * dsf));
+      let x1 = Math.ceil((box.x + box.width) * dsf);
+      let y1 = Math.ceil((box.y + box.height) * dsf);
+      if (x1 <= x0 || y1 <= y0) {
+        throw new AppError(
+          'invalid_request',
+          `selector "${o.selector.slice(0, 200)}" matched an element with no visible box`,
+        );
+      }
+      if (x1 - x0 > MAX_CAPTURE_WIDTH_PX) {
+        x1 = x0 + MAX_CAPTURE_WIDTH_PX;
+        truncated = true;
+      }
+      if (y1 - y0 > this.#settings.maxPageHeight) {
+        y1 = y0 + this.#settings.maxPageHeight;
+        truncated = true;
+      }
+      clip = {
+        x: x0 / dsf,
+        y: y0 / dsf,
+        width: (x1 - x0) / dsf,
+        height: (y1 - y0) / dsf,
+        scale: 1,
+      };
+      if (settle) {
+        this.phase = 'waiting for fonts and images';
+        await this.#networkQuiet(run);
+        await step(
+          page.evaluate(waitForPaintReady, {
+            top: clip.y,
+            bottom: clip.y + clip.height,
+            budgetMs: PAINT_READY_BUDGET_MS,
+          }),
+        );
+      }
+    } else if (o.fullPage) {
+      this.phase = 'scrolling through the page';
+      await step(
+        page.evaluate(scrollThrough, {
+          maxHeight: maxCss,
+          budgetMs: FULL_PAGE_SCROLL_BUDGET_MS,
+          pauseMs: SCROLL_STEP_PAUSE_MS,
+        }),
+      );
+      this.phase = 'waiting for fonts and images';
+      if (settle) await this.#networkQuiet(run);
+      const docHeight = await step(
+        page.evaluate(waitForPaintReady, {
+          top: 0,
+          bottom: maxCss,
+          budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
+        }),
+      );
+      let deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
+      if (deviceHeight > this.#settings.maxPageHeight) {
+        deviceHeight = this.#settings.maxPageHeight;
+        truncated = true;
+      }
+      clip = { x: 0, y: 0, width: o.width, height: deviceHeight / dsf, scale: 1 };
+    } else if (settle) {
+      this.phase = 'waiting for fonts and images';
+      await step(
+        page.evaluate(waitForPaintReady, {
+          top: 0,
+          bottom: o.height,
+          budgetMs: PAINT_READY_BUDGET_MS,
+        }),
+      );
+    }
+
+    await run.settleChecks();
+    this.phase = 'capturing the image';
+    const shot = await step(
+      this.#cdp.send('Page.captureScreenshot', {
+        format: o.format,
+        fromSurface: true,
+        captureBeyondViewport: clip !== undefined,
+        ...(o.format === 'png'
+          ? {}
+          : { quality: Math.min(100, Math.max(1, Math.round(o.quality))) }),
+        ...(clip ? { clip } : {}),
+      }),
+    );
+    const image = Buffer.from(shot.data, 'base64');
+    const size = imageSize(image);
+    if (size === null || size.format !== o.format) {
+      throw new AppError('internal_error', `chromium returned an unreadable ${o.format} image`);
+    }
+    return {
+      image,
+      format: size.format,
+      width: size.width,
+      height: size.height,
+      truncated,
+      targetStatus,
+    };
+  }
+
+  /** Waits until no request has been in flight for the quiet window (at most the cap). */
+  async #networkQuiet(run: CaptureRun): Promise<void> {
+    const until = performance.now() + NETWORK_QUIET_CAP_MS;
+    for (;;) {
+      const now = performance.now();
+      const quiet = run.activeAfterLoad ? NETWORK_QUIET_ACTIVE_MS : NETWORK_QUIET_MS;
+      const idleFor = run.inflight.size === 0 ? now - run.lastActivity : 0;
+      if (idleFor >= quiet || now >= until) return;
+      const wait = run.inflight.size === 0 ? quiet - idleFor : 25;
+      await sleep(Math.max(5, Math.min(wait, until - now)), run.signal);
+    }
+  }
+
+  #navigationFailure(err: unknown, url: string, run: CaptureRun): AppError {
+    if (isAppError(err)) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    const code = netErrorCode(message);
+    if (run.unsafeRedirect !== null) {
+      return new AppError(
+        'url_not_allowed',
+        `the page was redirected to a ${run.unsafeRedirect}: URL, which is not allowed`,
+      );
+    }
+    if (code !== null) return navigationError(code, url, { download: run.download });
+    if (err instanceof TimeoutError) {
+      return new AppError('render_timeout', 'the page did not finish loading in time');
+    }
+    if (this.#broken !== null) return new AppError('internal_error', this.#broken);
+    return new AppError('internal_error', 'navigation failed', { cause: err });
+  }
+
+  /**
+   * Clears everything the last capture could have left for the next one. Throws when it
+   * cannot (the caller then throws the context away).
+   */
+  async reset(): Promise<void> {
+    if (!this.usable) throw new Error(this.#broken ?? 'page not usable');
+    const work = (async () => {
+      await this.#page.goto('about:blank', { waitUntil: 'load', timeout: RESET_TIMEOUT_MS });
+      while (this.#pendingKeys.size > 0) await Promise.all([...this.#pendingKeys]);
+      if (!this.usable) return;
+      const origins = [...this.#origins];
+      const keys = [...this.#storageKeys];
+      this.#origins.clear();
+      this.#storageKeys.clear();
+      const cdp = this.#cdp;
+      await Promise.all([
+        cdp.send('Network.clearBrowserCookies'),
+        cdp.send('Network.clearBrowserCache'),
+        cdp.send('Page.resetNavigationHistory'),
+        this.#page.evaluate(() => {
+          window.name = '';
+        }),
+        ...origins.map((origin) =>
+          cdp.send('Storage.clearDataForOrigin', { origin, storageTypes: 'all' }),
+        ),
+        ...keys.map((storageKey) =>
+          cdp.send('Storage.clearDataForStorageKey', { storageKey, storageTypes: 'all' }),
+        ),
+      ]);
+    })();
+    const outcome = await withTimeout(work, RESET_TIMEOUT_MS, 'timeout' as const);
+    if (outcome === 'timeout') throw new Error('reset timed out');
+    if (!this.usable) throw new Error(this.#broken ?? 'page not usable');
+  }
+
+  /**
+   * Closes the context and its renderer processes. Resolves false when that did not finish in
+   * time (the browser is then suspect and should be replaced).
+   */
+  dispose(): Promise<boolean> {
+    this.#disposed ??= (async () => {
+      // A renderer stuck in a script (`while(true){}`) still honours this: V8 termination is
+      // requested off the main thread.
+      await withTimeout(this.#cdp.send('Runtime.terminateExecution').catch(noop), 500, undefined);
+      const closed = await withTimeout(
+        this.#context.close().then(() => true),
+        DISPOSE_TIMEOUT_MS,
+        false,
+      ).catch(() => !this.instance.browser.connected);
+      this.instance.pageClosed();
+      return closed;
+    })();
+    return this.#disposed;
+  }
+}

@@ -1,0 +1,534 @@
+/**
+ * The Chromium renderer: one long-lived browser, at most `concurrency` captures at once behind a
+ * bounded FIFO queue, one deadline per capture that includes its queue time.
+ *
+ * Captures run on reused pages, each in its own isolated browser context (capture-page.ts).
+ * After a capture its page is reset (blank page, storage wiped) in the background while the
+ * capture's slot already serves the next request on another clean page: the pool holds up to
+ * twice `concurrency` pages, so the reset is off the critical path.
+ *
+ * The browser is replaced (the new one launched before the old one closes) after
+ * `browserRecycleAfter` captures or when its processes' resident memory passes
+ * `maxBrowserRssBytes`; it is relaunched when it crashes or disconnects, failing the captures in
+ * flight on it with internal_error "browser crashed".
+ */
+import { AppError, isAppError } from '../../domain/errors.ts';
+import { raceAbort, sleep } from './abort.ts';
+import { BrowserInstance, sweepStaleProfiles } from './browser-instance.ts';
+import type { CaptureSettings } from './capture-page.ts';
+import { CapturePage } from './capture-page.ts';
+import { findChromium, launchableBinary } from './find-chromium.ts';
+import { SlotQueue } from './slot-queue.ts';
+import type {
+  RenderControl,
+  Renderer,
+  RendererLogger,
+  RenderOptions,
+  RenderResult,
+} from './types.ts';
+
+export const DEFAULT_MAX_PAGE_HEIGHT = 16_384;
+/** Captures per context before it is replaced (a second line behind the per-capture reset). */
+export const DEFAULT_RECYCLE_AFTER = 50;
+/** Captures per browser before it is replaced. */
+export const DEFAULT_BROWSER_RECYCLE_AFTER = 2_000;
+/**
+ * Resident memory of the browser's processes above which it is replaced. Measured as the sum
+ * of RssAnon (each process's own resident heap): a plain VmRSS sum counts the ~100 MB of shared
+ * Chromium binary once per process (about 1.5 GB for an idle 2-slot browser, against ~0.4 GB of
+ * RssAnon), so it says more about the process count than about growth.
+ */
+export const DEFAULT_MAX_BROWSER_RSS_BYTES = 2 * 1024 ** 3;
+/** How often (at most) the browser's memory is measured, after a capture. */
+const USAGE_CHECK_INTERVAL_MS = 5_000;
+/**
+ * A replaced browser is closed once its last capture is done; this is only the backstop for
+ * a capture that somehow outlives its deadline.
+ */
+const DRAIN_TIMEOUT_MS = 600_000;
+/** Relaunch attempts after a crash back off up to this. */
+const MAX_RELAUNCH_BACKOFF_MS = 10_000;
+/** Creating a context + page; past this the browser is considered stuck. */
+const PAGE_CREATE_TIMEOUT_MS = 15_000;
+/** Pages per slot by default: one capturing, one being reset. */
+export const DEFAULT_PAGES_PER_SLOT = 2;
+
+export interface ChromiumRendererOptions {
+  /** Chromium binary; default findChromium() (CHROME_PATH, then the usual install paths). */
+  executablePath?: string;
+  /** Profiles and temp files go under `<dataDir>/chromium/`. */
+  dataDir: string;
+  /** Captures rendered at once. */
+  concurrency: number;
+  /** Captures allowed to wait for a slot; more get AppError overloaded. */
+  queueSize: number;
+  /** Egress proxy every connection of the page goes through (loopback included). */
+  proxyUrl?: string;
+  /** Called for each main-frame document request, redirects included; throws to refuse. */
+  checkNavigation?: (url: URL) => Promise<void>;
+  /** Device px; full-page images are cut there. Default 16384. */
+  maxPageHeight?: number;
+  /** Captures per context before it is replaced. Default 50. */
+  recycleAfter?: number;
+  /** Captures per browser before it is replaced. Default 2000. */
+  browserRecycleAfter?: number;
+  /** Resident (anonymous) memory of the browser's tree above which it is replaced. 2 GiB. */
+  maxBrowserRssBytes?: number;
+  /**
+   * Pages (isolated contexts) per slot. 2 (default): a page is reset while the slot renders on
+   * another. 1: the reset is on the slot's critical path (less memory, lower throughput).
+   */
+  pagesPerSlot?: number;
+  logger?: RendererLogger;
+}
+
+interface Running {
+  controller: AbortController;
+  /** The page it renders on; null while it is being taken or created. */
+  page: CapturePage | null;
+}
+
+class ChromiumRenderer implements Renderer {
+  readonly #executablePath: string;
+  readonly #options: ChromiumRendererOptions;
+  readonly #logger: RendererLogger | undefined;
+  readonly #settings: CaptureSettings;
+  readonly #concurrency: number;
+  readonly #maxPages: number;
+  readonly #recycleAfter: number;
+  readonly #browserRecycleAfter: number;
+  readonly #maxRss: number;
+  /** Capacity: one token per capture allowed to run. */
+  readonly #queue: SlotQueue<number>;
+  /** Clean pages, ready for a capture. */
+  readonly #idle: CapturePage[] = [];
+  /** Pages alive or being created, on any browser. */
+  #pages = 0;
+  /** Woken when a page becomes idle or the page count drops. */
+  readonly #pageWaiters = new Set<() => void>();
+  readonly #running = new Set<Running>();
+  readonly #instances = new Set<BrowserInstance>();
+  #current: BrowserInstance | null = null;
+  #launching: Promise<BrowserInstance | null> | null = null;
+  #launchError: unknown = null;
+  #recycling = false;
+  #lastUsageCheck = 0;
+  #restarts = 0;
+  #captures = 0;
+  #closing: Promise<void> | null = null;
+  /** Aborted by close(): ends waits for pages and relaunch backoffs. */
+  readonly #closed = new AbortController();
+
+  constructor(executablePath: string, options: ChromiumRendererOptions) {
+    this.#executablePath = executablePath;
+    this.#options = options;
+    this.#logger = options.logger;
+    this.#settings = {
+      maxPageHeight: options.maxPageHeight ?? DEFAULT_MAX_PAGE_HEIGHT,
+      ...(options.checkNavigation ? { checkNavigation: options.checkNavigation } : {}),
+    };
+    this.#concurrency = Math.max(1, options.concurrency);
+    this.#maxPages =
+      this.#concurrency * Math.max(1, options.pagesPerSlot ?? DEFAULT_PAGES_PER_SLOT);
+    this.#recycleAfter = Math.max(1, options.recycleAfter ?? DEFAULT_RECYCLE_AFTER);
+    this.#browserRecycleAfter = Math.max(
+      1,
+      options.browserRecycleAfter ?? DEFAULT_BROWSER_RECYCLE_AFTER,
+    );
+    this.#maxRss = options.maxBrowserRssBytes ?? DEFAULT_MAX_BROWSER_RSS_BYTES;
+    this.#queue = new SlotQueue<number>(Math.max(0, options.queueSize));
+  }
+
+  async start(): Promise<void> {
+    await sweepStaleProfiles(this.#options.dataDir, this.#logger);
+    this.#current = await this.#launch();
+    try {
+      await this.#prepareSpares();
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+    for (let token = 0; token < this.#concurrency; token++) this.#queue.release(token);
+  }
+
+  async render(options: RenderOptions, control: RenderControl): Promise<RenderResult> {
+    if (this.#closing) throw new AppError('unavailable', 'the renderer is shutting down');
+    const token = await this.#queue.acquire(control.deadline, control.signal);
+    const started = Date.now();
+    const controller = new AbortController();
+    const running: Running = { controller, page: null };
+    this.#running.add(running);
+    const timer = setTimeout(
+      () =>
+        controller.abort(
+          new AppError(
+            'render_timeout',
+            `render timed out while ${running.page?.phase ?? 'starting the browser'}`,
+          ),
+        ),
+      Math.max(0, control.deadline - started),
+    );
+    const onAbort = (): void => controller.abort(control.signal?.reason);
+    control.signal?.addEventListener('abort', onAbort, { once: true });
+    if (control.signal?.aborted) onAbort();
+
+    const taking = this.#takePage(controller.signal);
+    let ok = false;
+    try {
+      running.page = await raceAbort(taking, controller.signal);
+      const output = await running.page.capture(options, controller.signal);
+      ok = true;
+      this.#captures++;
+      running.page.instance.captures++;
+      return { ...output, renderMs: Date.now() - started };
+    } catch (err) {
+      throw this.#classify(err, controller.signal, running.page);
+    } finally {
+      clearTimeout(timer);
+      control.signal?.removeEventListener('abort', onAbort);
+      this.#running.delete(running);
+      this.#queue.release(token);
+      if (running.page) {
+        void this.#giveBack(running.page, ok, true);
+      } else {
+        // Aborted while taking a page: a page that still arrives was never used.
+        taking.then((late) => this.#giveBack(late, true, false)).catch(() => {});
+      }
+    }
+  }
+
+  stats(): { inUse: number; queued: number; restarts: number; captures: number } {
+    return {
+      inUse: this.#concurrency - this.#queue.idle,
+      queued: this.#queue.queued,
+      restarts: this.#restarts,
+      captures: this.#captures,
+    };
+  }
+
+  ready(): boolean {
+    return this.#closing === null && this.#current !== null && this.#current.connected;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    const shuttingDown = new AppError('unavailable', 'the renderer is shutting down');
+    this.#closed.abort(shuttingDown);
+    this.#queue.rejectAll(shuttingDown);
+    for (const running of this.#running) running.controller.abort(shuttingDown);
+    await this.#launching?.catch(() => null);
+    this.#current = null;
+    this.#idle.length = 0;
+    // Closing the browsers closes every page with them.
+    await Promise.all([...this.#instances].map((instance) => this.#retire(instance)));
+  }
+
+  async #launch(): Promise<BrowserInstance> {
+    const instance = await BrowserInstance.launch({
+      executablePath: this.#executablePath,
+      dataDir: this.#options.dataDir,
+      ...(this.#options.proxyUrl ? { proxyUrl: this.#options.proxyUrl } : {}),
+      ...(this.#logger ? { logger: this.#logger } : {}),
+    });
+    this.#instances.add(instance);
+    instance.browser.on('disconnected', () => this.#onDisconnected(instance));
+    this.#logger?.info({ pid: instance.pid, browser: instance.id }, 'chromium started');
+    return instance;
+  }
+
+  async #retire(instance: BrowserInstance): Promise<void> {
+    this.#instances.delete(instance);
+    if (this.#current === instance) this.#current = null;
+    await instance.close();
+  }
+
+  /** A replaced browser is closed once no page of ours is left on it. */
+  async #retireIfDrained(instance: BrowserInstance): Promise<void> {
+    if (instance !== this.#current && instance.pages === 0 && this.#instances.has(instance)) {
+      await this.#retire(instance);
+    }
+  }
+
+  /** The browser new captures go to; waits for a (re)launch in progress. */
+  async #currentInstance(): Promise<BrowserInstance> {
+    if (this.#closing) throw new AppError('unavailable', 'the renderer is shutting down');
+    const current = this.#current;
+    if (current?.connected) return current;
+    if (this.#launchError !== null) {
+      throw new AppError('unavailable', 'the browser is not available (restarting)');
+    }
+    const launched = await (this.#launching ?? this.#relaunch());
+    if (launched === null) throw new AppError('unavailable', 'the browser is not available');
+    return launched;
+  }
+
+  /** A new context + page, counted in #pages, bounded in time (a late one is closed). */
+  async #createPage(instance: BrowserInstance): Promise<CapturePage> {
+    this.#pages++;
+    const creating = CapturePage.create(instance, this.#settings);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error('creating a page timed out')),
+        PAGE_CREATE_TIMEOUT_MS,
+      );
+    });
+    try {
+      return await Promise.race([creating, timedOut]);
+    } catch (err) {
+      this.#pages--;
+      this.#wakePageWaiters();
+      creating.then((late) => late.dispose()).catch(() => {});
+      await this.#retireIfDrained(instance);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A clean page on the current browser: an idle one, a new one, or the next one freed. */
+  async #takePage(signal: AbortSignal): Promise<CapturePage> {
+    for (;;) {
+      signal.throwIfAborted();
+      const current = await this.#currentInstance();
+      for (let page = this.#idle.pop(); page; page = this.#idle.pop()) {
+        if (page.instance === current && page.usable) return page;
+        void this.#discard(page);
+      }
+      if (this.#pages < this.#maxPages) return this.#createPage(current);
+      await new Promise<void>((resolve, reject) => {
+        const wake = (): void => {
+          this.#pageWaiters.delete(wake);
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        const onAbort = (): void => {
+          this.#pageWaiters.delete(wake);
+          reject(signal.reason);
+        };
+        this.#pageWaiters.add(wake);
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+  }
+
+  #wakePageWaiters(): void {
+    for (const wake of [...this.#pageWaiters]) wake();
+  }
+
+  #makeIdle(page: CapturePage): void {
+    this.#idle.push(page);
+    this.#wakePageWaiters();
+  }
+
+  /** Closes a page for good (its context with it) and frees its place in the pool. */
+  async #discard(page: CapturePage): Promise<void> {
+    const index = this.#idle.indexOf(page);
+    if (index !== -1) this.#idle.splice(index, 1);
+    this.#pages--;
+    this.#wakePageWaiters();
+    const clean = await page.dispose();
+    const instance = page.instance;
+    if (!clean && instance.connected && instance === this.#current) {
+      this.#logger?.warn(
+        { browser: instance.id },
+        'a browser context did not close; replacing the browser',
+      );
+      void this.#recycle('context close timed out');
+    }
+    await this.#retireIfDrained(instance);
+  }
+
+  /**
+   * After a capture, off its critical path: reset the page for the next capture, or replace it
+   * (failed capture, context due for recycling, page on a replaced browser).
+   */
+  async #giveBack(page: CapturePage, ok: boolean, used: boolean): Promise<void> {
+    try {
+      const current = this.#current;
+      let keep =
+        ok &&
+        !this.#closing &&
+        page.usable &&
+        page.instance === current &&
+        current.connected &&
+        page.captures < this.#recycleAfter;
+      if (keep && used) {
+        try {
+          await page.reset();
+        } catch (err) {
+          keep = false;
+          if (!this.#closing) {
+            this.#logger?.warn({ err: String(err) }, 'page reset failed; replacing the context');
+          }
+        }
+      }
+      if (keep && !this.#closing && page.instance === this.#current) {
+        this.#makeIdle(page);
+      } else {
+        await this.#discard(page);
+      }
+      if (this.#closing) return;
+      this.#checkBrowserHealth();
+      await this.#prepareSpares().catch((err: unknown) => {
+        if (!this.#closing) this.#logger?.warn({ err: String(err) }, 'could not prepare a page');
+      });
+    } catch (err) {
+      this.#logger?.error({ err: String(err) }, 'returning a page failed');
+    }
+  }
+
+  /** Keeps at least `concurrency` pages in the pool, created on the current browser. */
+  async #prepareSpares(): Promise<void> {
+    const current = this.#current;
+    if (!current?.connected || this.#recycling || this.#closing) return;
+    const missing = this.#concurrency - this.#pages;
+    if (missing <= 0) return;
+    await Promise.all(
+      Array.from({ length: missing }, async () => {
+        const page = await this.#createPage(current);
+        if (this.#closing || page.instance !== this.#current) await this.#discard(page);
+        else this.#makeIdle(page);
+      }),
+    );
+  }
+
+  #checkBrowserHealth(): void {
+    const current = this.#current;
+    if (!current || this.#recycling || this.#launching) return;
+    if (current.captures >= this.#browserRecycleAfter) {
+      void this.#recycle(`${current.captures} captures`);
+      return;
+    }
+    const now = Date.now();
+    if (now - this.#lastUsageCheck < USAGE_CHECK_INTERVAL_MS) return;
+    this.#lastUsageCheck = now;
+    const usage = current.usage();
+    if (usage.anonBytes > this.#maxRss) {
+      void this.#recycle(`memory: ${Math.round(usage.anonBytes / 2 ** 20)} MiB resident`);
+    }
+  }
+
+  /** Launches a replacement, then moves new captures over; the old browser closes once unused. */
+  async #recycle(reason: string): Promise<void> {
+    const old = this.#current;
+    if (!old || this.#recycling || this.#closing) return;
+    this.#recycling = true;
+    this.#logger?.info({ browser: old.id, reason }, 'replacing the browser');
+    try {
+      const fresh = await this.#launch();
+      if (this.#closing) {
+        await this.#retire(fresh);
+        return;
+      }
+      old.draining = true;
+      this.#current = fresh;
+      this.#restarts++;
+      this.#lastUsageCheck = Date.now();
+      setTimeout(() => void this.#retire(old), DRAIN_TIMEOUT_MS).unref();
+      await this.#switchedBrowser(old);
+    } catch (err) {
+      this.#logger?.error({ err: String(err) }, 'could not launch a replacement browser');
+    } finally {
+      this.#recycling = false;
+    }
+  }
+
+  /** After a new browser became current: drop idle pages of the old one, prepare new ones. */
+  async #switchedBrowser(old: BrowserInstance): Promise<void> {
+    const stale = this.#idle.filter((page) => page.instance !== this.#current);
+    await Promise.all(stale.map((page) => this.#discard(page)));
+    await this.#retireIfDrained(old);
+    this.#recycling = false;
+    await this.#prepareSpares().catch((err: unknown) => {
+      this.#logger?.warn({ err: String(err) }, 'could not prepare pages on the new browser');
+    });
+  }
+
+  #onDisconnected(instance: BrowserInstance): void {
+    if (!this.#instances.has(instance) || instance.closing) return;
+    this.#logger?.error(
+      { pid: instance.pid, browser: instance.id },
+      'chromium disconnected (crashed or killed)',
+    );
+    const crashed = new AppError('internal_error', 'browser crashed');
+    for (const running of this.#running) {
+      const page = running.page;
+      if (page?.instance === instance || (page === null && !instance.draining)) {
+        running.controller.abort(crashed);
+      }
+    }
+    for (const page of this.#idle.filter((p) => p.instance === instance)) void this.#discard(page);
+    void this.#retire(instance);
+    if (this.#closing || instance.draining) return;
+    this.#restarts++;
+    void this.#relaunch();
+  }
+
+  /** Launches a browser after a crash, retrying with backoff until it works or we close. */
+  #relaunch(): Promise<BrowserInstance | null> {
+    this.#launching ??= (async () => {
+      let attempt = 0;
+      while (!this.#closing) {
+        try {
+          const instance = await this.#launch();
+          if (this.#closing) {
+            await this.#retire(instance);
+            return null;
+          }
+          this.#current = instance;
+          this.#launchError = null;
+          void this.#prepareSpares().catch((err: unknown) => {
+            this.#logger?.warn({ err: String(err) }, 'could not prepare pages after a restart');
+          });
+          return instance;
+        } catch (err) {
+          this.#launchError = err;
+          attempt++;
+          const backoff = Math.min(MAX_RELAUNCH_BACKOFF_MS, 250 * 2 ** attempt);
+          this.#logger?.error(
+            { err: String(err), attempt, backoffMs: backoff },
+            'chromium relaunch failed',
+          );
+          await sleep(backoff, this.#closed.signal).catch(() => {});
+        }
+      }
+      return null;
+    })().finally(() => {
+      this.#launching = null;
+    });
+    return this.#launching;
+  }
+
+  #classify(err: unknown, signal: AbortSignal, page: CapturePage | null): unknown {
+    if (signal.aborted) return signal.reason;
+    if (isAppError(err)) return err;
+    if (page && !page.instance.browser.connected) {
+      return new AppError('internal_error', 'browser crashed', { cause: err });
+    }
+    this.#logger?.error({ err: String(err) }, 'render failed unexpectedly');
+    return new AppError('internal_error', 'render failed', { cause: err });
+  }
+}
+
+/**
+ * Starts the browser and prepares one page per slot; rejects (leaving nothing running) when
+ * Chromium cannot be found or started.
+ */
+export async function createChromiumRenderer(options: ChromiumRendererOptions): Promise<Renderer> {
+  const found = findChromium(options.executablePath);
+  if (found === null) {
+    throw new Error(
+      options.executablePath
+        ? `Chromium not found at ${options.executablePath}`
+        : 'Chromium not found: set CHROME_PATH or install chromium',
+    );
+  }
+  const renderer = new ChromiumRenderer(launchableBinary(found), options);
+  await renderer.start();
+  return renderer;
+}

@@ -1,0 +1,66 @@
+/**
+ * The submitted-URL check (DECISIONS.md sections 2 and 4), run before any browser time is spent.
+ */
+import { AppError } from '../../../domain/errors.ts';
+import type { CheckedDestination, EgressPolicy } from './policy.ts';
+import { checkDestination } from './policy.ts';
+
+export const MAX_URL_LENGTH = 2048;
+
+/**
+ * Parses the `url` field of a capture request: a string of at most 2,048 characters holding an
+ * absolute http: or https: URL with a host and no user:password part.
+ * Not a string, empty, too long or not an absolute URL: AppError `invalid_request`.
+ * A valid URL with another scheme, or with credentials: AppError `url_not_allowed`.
+ */
+export function parseTargetUrl(raw: unknown): URL {
+  if (typeof raw !== 'string') {
+    throw new AppError('invalid_request', 'url must be a string');
+  }
+  if (raw.trim() === '') {
+    throw new AppError('invalid_request', 'url must not be empty');
+  }
+  if (raw.length > MAX_URL_LENGTH) {
+    throw new AppError('invalid_request', `url must be at most ${MAX_URL_LENGTH} characters`);
+  }
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new AppError(
+      'invalid_request',
+      'url is not a valid absolute URL (it must start with http:// or https://)',
+    );
+  }
+  assertHttpScheme(url);
+  if (url.username !== '' || url.password !== '') {
+    throw new AppError('url_not_allowed', 'url must not contain a username or password');
+  }
+  if (url.hostname === '') {
+    throw new AppError('invalid_request', 'url must have a host');
+  }
+  return url;
+}
+
+function assertHttpScheme(url: URL): void {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    const scheme = url.protocol.slice(0, -1).slice(0, 32);
+    throw new AppError('url_not_allowed', `url must use http or https, not ${scheme}`);
+  }
+}
+
+/** The port a URL connects to: its explicit port, else 443 for https and 80 for http. */
+export function effectivePort(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
+}
+
+/**
+ * Whether the service may fetch this URL (the submitted URL or a main-document redirect):
+ * http(s) only, then checkDestination for its host and effective port. Returns the checked
+ * address; throws AppError `url_not_allowed` or `target_unreachable`.
+ */
+export async function checkTargetUrl(policy: EgressPolicy, url: URL): Promise<CheckedDestination> {
+  assertHttpScheme(url);
+  return checkDestination(policy, url.hostname, effectivePort(url));
+}

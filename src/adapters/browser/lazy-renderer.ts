@@ -1,0 +1,35 @@
+import type { Renderer } from './types.ts';
+
+/**
+ * Starts the real renderer on first use (or on `warm()`), so processes that never capture
+ * (the operator CLI, account-only tests) never launch a browser.
+ */
+export function lazyRenderer(
+  start: () => Promise<Renderer>,
+): Renderer & { warm(): Promise<Renderer>; started(): boolean } {
+  let starting: Promise<Renderer> | undefined;
+  let renderer: Renderer | undefined;
+  const warm = () => {
+    starting ??= start().then(
+      (r) => {
+        renderer = r;
+        return r;
+      },
+      (err) => {
+        starting = undefined;
+        throw err;
+      },
+    );
+    return starting;
+  };
+  return {
+    warm,
+    started: () => renderer !== undefined,
+    render: async (options, control) => (await warm()).render(options, control),
+    stats: () => renderer?.stats() ?? { inUse: 0, queued: 0, restarts: 0, captures: 0 },
+    ready: () => renderer?.ready() ?? true,
+    close: async () => {
+      if (starting) await (await starting.catch(() => undefined))?.close();
+    },
+  };
+}

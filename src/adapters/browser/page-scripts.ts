@@ -1,0 +1,190 @@
+/**
+ * Functions that run inside the rendered page (puppeteer serialises them). Each one is
+ * self-contained: no imports, no outer variables. Every wait is bounded inside the page too, so a
+ * page that never settles still answers.
+ */
+
+/**
+ * Runs in every document of our pages before the page's own scripts: service worker
+ * registration is refused the way browsers with service workers disabled refuse it. This is the
+ * first line; the page also bypasses service workers for its requests, and every registration
+ * is wiped with the origin's storage after each capture.
+ */
+export function blockServiceWorkers(): void {
+  const container = globalThis.ServiceWorkerContainer;
+  if (!container) return;
+  const refuse = (): Promise<never> =>
+    Promise.reject(new DOMException('Service workers are disabled', 'SecurityError'));
+  Object.defineProperty(container.prototype, 'register', {
+    value: refuse,
+    writable: false,
+    configurable: false,
+  });
+}
+
+/**
+ * Null when every selector parses; else the first one that does not. Runs on the blank page
+ * before navigation, so a bad selector costs no network.
+ */
+export function firstInvalidSelector(selectors: string[]): string | null {
+  for (const selector of selectors) {
+    try {
+      document.createDocumentFragment().querySelector(selector);
+    } catch {
+      return selector;
+    }
+  }
+  return null;
+}
+
+/**
+ * Deterministic frames: CSS animations and transitions jump to their end state (infinite ones
+ * back to their start), Web Animations likewise, the caret is hidden, smooth scrolling is off.
+ * `hide` selectors get visibility:hidden (each rule on its own, already validated).
+ */
+export function freezeAndHide(hide: string[]): void {
+  const style = document.createElement('style');
+  let css =
+    '*,*::before,*::after{animation-delay:0s!important;animation-duration:0s!important;' +
+    'animation-iteration-count:1!important;transition-delay:0s!important;' +
+    'transition-duration:0s!important;caret-color:transparent!important;' +
+    'scroll-behavior:auto!important}';
+  for (const selector of hide) css += `\n${selector}{visibility:hidden!important}`;
+  style.textContent = css;
+  (document.head ?? document.documentElement)?.append(style);
+  for (const animation of document.getAnimations()) {
+    try {
+      const end = animation.effect?.getComputedTiming().endTime;
+      if (end === Number.POSITIVE_INFINITY) animation.cancel();
+      else animation.finish();
+    } catch {
+      try {
+        animation.cancel();
+      } catch {
+        // An animation that can be neither finished nor cancelled is left as it is.
+      }
+    }
+  }
+}
+
+export interface ScrollThroughArgs {
+  /** CSS px: stop scrolling past this height (the page will be cut there anyway). */
+  maxHeight: number;
+  budgetMs: number;
+  /** Pause after each step so IntersectionObservers and lazy images react. */
+  pauseMs: number;
+}
+
+/**
+ * Scrolls down one viewport at a time (bounded by height and time) so that lazy content
+ * loads, then back to the top; lazy images within the captured height are switched to eager.
+ * Returns the document height in CSS px.
+ */
+export async function scrollThrough(args: ScrollThroughArgs): Promise<number> {
+  const started = performance.now();
+  const docHeight = (): number =>
+    Math.max(document.documentElement?.scrollHeight ?? 0, document.body?.scrollHeight ?? 0);
+  const settle = (): Promise<void> =>
+    new Promise((resolve) => {
+      let done = false;
+      const finish = (): void => {
+        if (done) return;
+        done = true;
+        setTimeout(resolve, args.pauseMs);
+      };
+      requestAnimationFrame(finish);
+      setTimeout(finish, 100);
+    });
+  const step = Math.max(1, window.innerHeight);
+  let y = 0;
+  while (performance.now() - started < args.budgetMs) {
+    const limit = Math.min(docHeight(), args.maxHeight);
+    if (y + step >= limit) break;
+    y += step;
+    window.scrollTo({ top: y, left: 0, behavior: 'instant' });
+    await settle();
+  }
+  window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
+  for (const img of Array.from(document.images)) {
+    if (img.loading !== 'lazy') continue;
+    const top = img.getBoundingClientRect().top + window.scrollY;
+    if (top < args.maxHeight) img.loading = 'eager';
+  }
+  await settle();
+  return docHeight();
+}
+
+export interface PaintReadyArgs {
+  /** CSS px range of the document that will be in the image. */
+  top: number;
+  bottom: number;
+  budgetMs: number;
+}
+
+/**
+ * Waits (at most budgetMs) for web fonts and for the images in the captured range to load and
+ * decode. Returns the document height in CSS px.
+ */
+export async function waitForPaintReady(args: PaintReadyArgs): Promise<number> {
+  const inRange = (img: HTMLImageElement): boolean => {
+    const rect = img.getBoundingClientRect();
+    const top = rect.top + window.scrollY;
+    return rect.width > 0 && rect.height > 0 && top < args.bottom && top + rect.height > args.top;
+  };
+  const loaded = (img: HTMLImageElement): Promise<void> =>
+    img.complete
+      ? Promise.resolve()
+      : new Promise((resolve) => {
+          img.addEventListener('load', () => resolve(), { once: true });
+          img.addEventListener('error', () => resolve(), { once: true });
+        });
+  const work = (async () => {
+    try {
+      await document.fonts.ready;
+    } catch {
+      // Font loading failures still let the page render with fallbacks.
+    }
+    const images = Array.from(document.images).filter(inRange);
+    await Promise.all(
+      images.map(async (img) => {
+        await loaded(img);
+        try {
+          await img.decode();
+        } catch {
+          // Broken images render as such.
+        }
+      }),
+    );
+  })();
+  await Promise.race([work, new Promise((resolve) => setTimeout(resolve, args.budgetMs))]);
+  return Math.max(document.documentElement?.scrollHeight ?? 0, document.body?.scrollHeight ?? 0);
+}
+
+export interface ElementBox {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * The document-coordinates box of the first element matching `selector`, after scrolling it
+ * into view (so lazy content inside it loads); null when nothing matches.
+ */
+export function elementBox(selector: string): ElementBox | null {
+  const el = document.querySelector(selector);
+  if (!el) return null;
+  el.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' });
+  const rect = el.getBoundingClientRect();
+  return {
+    x: rect.left + window.scrollX,
+    y: rect.top + window.scrollY,
+    width: rect.width,
+    height: rect.height,
+  };
+}
+
+/** Whether `selector` matches something now (plain CSS, as document.querySelector). */
+export function selectorPresent(selector: string): boolean {
+  return document.querySelector(selector) !== null;
+}

@@ -1,0 +1,54 @@
+export type ImageFormat = 'png' | 'jpeg' | 'webp';
+export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
+
+export interface RenderOptions {
+  url: string;
+  format: ImageFormat;
+  /** 1-100, used for jpeg/webp. */
+  quality: number;
+  width: number;
+  height: number;
+  fullPage: boolean;
+  deviceScaleFactor: number;
+  waitUntil: WaitUntil;
+  /** ms */
+  delay: number;
+  waitForSelector: string | null;
+  selector: string | null;
+  darkMode: boolean;
+  reducedMotion: boolean;
+  hideSelectors: string[];
+  omitBackground: boolean;
+}
+
+export interface RenderResult {
+  image: Buffer;
+  format: ImageFormat;
+  /** Device pixels of the image. */
+  width: number;
+  height: number;
+  truncated: boolean;
+  targetStatus: number | null;
+  renderMs: number;
+}
+
+export interface RenderControl {
+  /** Epoch ms, includes queue time. */
+  deadline: number;
+  /** Aborted e.g. when the API key is revoked mid-render. */
+  signal?: AbortSignal;
+}
+
+export interface Renderer {
+  render(options: RenderOptions, control: RenderControl): Promise<RenderResult>;
+  stats(): { inUse: number; queued: number; restarts: number; captures: number };
+  ready(): boolean;
+  close(): Promise<void>;
+}
+
+/** The logger shape the browser adapter writes to (pino- and Fastify-compatible). */
+export interface RendererLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}

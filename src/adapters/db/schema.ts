@@ -1,0 +1,139 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * Table shapes as Kysely sees them. Every time is a UTC instant stored as epoch
+ * milliseconds in a BIGINT (PostgreSQL) / INTEGER (SQLite) column: one exact, comparable
+ * representation on both dialects. Flags are BOOLEAN on PostgreSQL and 0/1 on SQLite;
+ * repositories read them with `Boolean()`.
+ */
+type Millis = ColumnType<number, number, number>;
+type Flag = ColumnType<boolean | number, boolean, boolean>;
+
+export interface UsersTable {
+  id: Generated<number>;
+  email: string;
+  password_hash: string | null;
+  plan: string;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface SessionsTable {
+  /** SHA-256 (hex) of the cookie value; the value itself is never stored. */
+  id: string;
+  user_id: number;
+  created_at: Millis;
+  expires_at: Millis;
+}
+
+export interface ApiKeysTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  prefix: string;
+  /** SHA-256 (hex) of the plaintext key. */
+  key_hash: string;
+  created_at: Millis;
+  last_used_at: Millis | null;
+  revoked_at: Millis | null;
+}
+
+export interface UsageMonthsTable {
+  user_id: number;
+  period: string;
+  used: number;
+}
+
+export interface UsageDaysTable {
+  user_id: number;
+  day: string;
+  count: number;
+}
+
+export interface ScreenshotsTable {
+  id: Generated<number>;
+  user_id: number | null;
+  token: string;
+  ext: string;
+  url: string;
+  format: string;
+  width: number;
+  height: number;
+  viewport_width: number;
+  viewport_height: number;
+  full_page: Flag;
+  quality: number;
+  device_scale_factor: number;
+  truncated: Flag;
+  listable: Flag;
+  cache_key: string | null;
+  target_status: number | null;
+  created_at: Millis;
+  expires_at: Millis;
+}
+
+export interface BillingAccountsTable {
+  user_id: number;
+  provider: string;
+  customer_id: string;
+  subscription_id: string | null;
+  status: string;
+  renews_at: Millis | null;
+  cancel_at_period_end: Flag;
+  state_at: Millis | null;
+  updated_at: Millis;
+}
+
+export interface BillingEventsTable {
+  id: string;
+  type: string;
+  user_id: number | null;
+  received_at: Millis;
+}
+
+export interface LocalBillingSessionsTable {
+  id: string;
+  kind: string;
+  user_id: number;
+  customer_id: string;
+  status: string;
+  success_url: string;
+  cancel_url: string | null;
+  subscription_id: string | null;
+  created_at: Millis;
+  expires_at: Millis;
+}
+
+export interface LocalBillingSubscriptionsTable {
+  id: string;
+  user_id: number;
+  customer_id: string;
+  status: string;
+  current_period_start: Millis;
+  current_period_end: Millis;
+  cancel_at_period_end: Flag;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface WindowCountersTable {
+  key: string;
+  points: number;
+  expires_at: Millis;
+}
+
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  api_keys: ApiKeysTable;
+  usage_months: UsageMonthsTable;
+  usage_days: UsageDaysTable;
+  screenshots: ScreenshotsTable;
+  billing_accounts: BillingAccountsTable;
+  billing_events: BillingEventsTable;
+  local_billing_sessions: LocalBillingSessionsTable;
+  local_billing_subscriptions: LocalBillingSubscriptionsTable;
+  window_counters: WindowCountersTable;
+}
+
+export type { Flag, Millis };

@@ -1,0 +1,26 @@
+import { createDiskStorage } from './disk-storage.ts';
+import { createS3Storage, type S3Options } from './s3-storage.ts';
+import type { ImageStorage } from './storage.ts';
+
+export type { DiskStorageOptions } from './disk-storage.ts';
+export type { S3Options } from './s3-storage.ts';
+export type { ImageStorage, StoredImage } from './storage.ts';
+export { isValidImageKey } from './storage.ts';
+
+export type StorageConfig = { kind: 'disk'; dir: string } | ({ kind: 's3' } & S3Options);
+
+/** Builds the configured image storage (DECISIONS.md section 10: disk by default, S3 to scale out). */
+export async function createStorage(config: StorageConfig): Promise<ImageStorage> {
+  switch (config.kind) {
+    case 'disk':
+      return createDiskStorage({ dir: config.dir });
+    case 's3': {
+      const { kind: _kind, ...options } = config;
+      return createS3Storage(options);
+    }
+    default: {
+      const unknown: never = config;
+      throw new Error(`Unknown storage kind: ${String((unknown as { kind?: unknown }).kind)}`);
+    }
+  }
+}

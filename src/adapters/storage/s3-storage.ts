@@ -1,0 +1,236 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  PutObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { AppError } from '../../domain/errors.ts';
+import {
+  assertValidImageKey,
+  assertValidPut,
+  contentTypeForKey,
+  type ImageStorage,
+  type StoredImage,
+} from './storage.ts';
+
+export interface S3Options {
+  bucket: string;
+  /** S3-compatible endpoint (MinIO, R2...). Omit for AWS. */
+  endpoint?: string;
+  region: string;
+  /** Both or neither; neither uses the SDK's default credential chain (env, profile, IAM role). */
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle: boolean;
+  /** Key prefix inside the bucket (`images` or `images/` both store `images/<key>`). */
+  prefix?: string;
+  /** Budget for one HTTP attempt (connect, send, response headers; also the idle limit). */
+  requestTimeoutMs?: number;
+}
+
+export const DEFAULT_S3_REQUEST_TIMEOUT_MS = 5000;
+/** One retry: a dead endpoint fails after two attempts, not the SDK's default three. */
+const MAX_ATTEMPTS = 2;
+const MAX_CONNECT_TIMEOUT_MS = 2000;
+/** Slack for the SDK's retry backoff inside the per-operation deadline. */
+const BACKOFF_SLACK_MS = 1000;
+
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+]);
+const NETWORK_ERROR_NAMES = new Set(['TimeoutError', 'AbortError', 'RequestTimeout']);
+
+interface ErrorInfo {
+  name: string;
+  code: string | undefined;
+  httpStatus: number | undefined;
+}
+
+function errorInfo(err: unknown): ErrorInfo {
+  if (typeof err !== 'object' || err === null) {
+    return { name: 'Error', code: undefined, httpStatus: undefined };
+  }
+  const e = err as { name?: unknown; code?: unknown; $metadata?: { httpStatusCode?: unknown } };
+  const httpStatus = e.$metadata?.httpStatusCode;
+  return {
+    name: typeof e.name === 'string' ? e.name : 'Error',
+    code: typeof e.code === 'string' ? e.code : undefined,
+    httpStatus: typeof httpStatus === 'number' ? httpStatus : undefined,
+  };
+}
+
+/**
+ * 503 when the backend is unreachable or failing (network errors, timeouts, 5xx, 429 throttling),
+ * 500 otherwise (access denied, missing bucket, bad credentials: configuration problems).
+ * The message carries only the operation, the error name and the HTTP status: never the
+ * SDK message, the request, or the configuration (so no credentials).
+ */
+function storageError(operation: string, err: unknown): AppError {
+  const { name, code, httpStatus } = errorInfo(err);
+  const unavailable =
+    httpStatus === undefined
+      ? NETWORK_ERROR_NAMES.has(name) || (code !== undefined && NETWORK_ERROR_CODES.has(code))
+      : httpStatus >= 500 || httpStatus === 429;
+  const detail = [name, code !== undefined && code !== name ? code : undefined, httpStatus]
+    .filter((part) => part !== undefined)
+    .join(' ');
+  return new AppError('storage_error', `S3 ${operation} failed (${detail}).`, {
+    status: unavailable ? 503 : 500,
+    cause: err,
+  });
+}
+
+const isMissingObject = (err: unknown): boolean => {
+  const { name, httpStatus } = errorInfo(err);
+  return name === 'NoSuchKey' || (httpStatus === 404 && name !== 'NoSuchBucket');
+};
+
+function normalizePrefix(prefix: string | undefined): string {
+  const trimmed = (prefix ?? '').replace(/^\/+|\/+$/g, '');
+  return trimmed === '' ? '' : `${trimmed}/`;
+}
+
+/** Reads a GetObject body, destroying the stream if the operation deadline passes first. */
+async function readBody(
+  body: { transformToByteArray(): Promise<Uint8Array>; destroy?: (err?: Error) => void },
+  signal: AbortSignal,
+): Promise<Buffer> {
+  const onAbort = () =>
+    body.destroy?.(Object.assign(new Error('Deadline'), { name: 'AbortError' }));
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    signal.throwIfAborted();
+    const bytes = await body.transformToByteArray();
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}
+
+export async function createS3Storage(options: S3Options): Promise<ImageStorage> {
+  const { bucket, endpoint, region, accessKeyId, secretAccessKey, forcePathStyle } = options;
+  if (typeof bucket !== 'string' || bucket === '') {
+    throw new AppError('storage_error', 'S3 storage needs a bucket.');
+  }
+  if (typeof region !== 'string' || region === '') {
+    throw new AppError('storage_error', 'S3 storage needs a region.');
+  }
+  if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
+    throw new AppError('storage_error', 'S3 access key id and secret access key go together.');
+  }
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_S3_REQUEST_TIMEOUT_MS;
+  if (!Number.isFinite(requestTimeoutMs) || requestTimeoutMs <= 0) {
+    throw new AppError('storage_error', 'S3 requestTimeoutMs must be a positive number.');
+  }
+  const prefix = normalizePrefix(options.prefix);
+  const deadlineMs = requestTimeoutMs * MAX_ATTEMPTS + BACKOFF_SLACK_MS;
+
+  const config: S3ClientConfig = {
+    region,
+    forcePathStyle,
+    maxAttempts: MAX_ATTEMPTS,
+    requestHandler: {
+      connectionTimeout: Math.min(requestTimeoutMs, MAX_CONNECT_TIMEOUT_MS),
+      requestTimeout: requestTimeoutMs,
+      throwOnRequestTimeout: true,
+      socketTimeout: requestTimeoutMs,
+    },
+  };
+  if (endpoint) {
+    config.endpoint = endpoint;
+    // Many S3-compatible servers reject the SDK's default flexible checksum headers.
+    config.requestChecksumCalculation = 'WHEN_REQUIRED';
+    config.responseChecksumValidation = 'WHEN_REQUIRED';
+  }
+  if (accessKeyId && secretAccessKey) {
+    config.credentials = { accessKeyId, secretAccessKey };
+  }
+  const client = new S3Client(config);
+
+  const objectKey = (key: string): string => {
+    assertValidImageKey(key);
+    return `${prefix}${key}`;
+  };
+
+  return {
+    kind: 's3',
+
+    async put(key, body, meta) {
+      const Key = objectKey(key);
+      const contentType = assertValidPut(key, body, meta);
+      try {
+        await client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key,
+            Body: body,
+            ContentType: contentType,
+            ContentLength: body.length,
+            Expires: meta.expiresAt,
+          }),
+          { abortSignal: AbortSignal.timeout(deadlineMs) },
+        );
+      } catch (err) {
+        throw storageError('put', err);
+      }
+    },
+
+    async get(key): Promise<StoredImage | null> {
+      const Key = objectKey(key);
+      const signal = AbortSignal.timeout(deadlineMs);
+      try {
+        const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key }), {
+          abortSignal: signal,
+        });
+        if (out.Body === undefined) {
+          throw new AppError('storage_error', 'S3 get returned no body.');
+        }
+        const body = await readBody(out.Body, signal);
+        return { body, contentType: out.ContentType ?? contentTypeForKey(key), size: body.length };
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        if (isMissingObject(err)) return null;
+        throw storageError('get', err);
+      }
+    },
+
+    async delete(key) {
+      const Key = objectKey(key);
+      try {
+        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key }), {
+          abortSignal: AbortSignal.timeout(deadlineMs),
+        });
+      } catch (err) {
+        // S3 answers 204 for missing keys; some compatible servers answer 404.
+        if (isMissingObject(err)) return;
+        throw storageError('delete', err);
+      }
+    },
+
+    async ping() {
+      try {
+        await client.send(new HeadBucketCommand({ Bucket: bucket }), {
+          abortSignal: AbortSignal.timeout(deadlineMs),
+        });
+      } catch (err) {
+        throw storageError('readiness check', err);
+      }
+    },
+
+    async close() {
+      client.destroy();
+    },
+  };
+}

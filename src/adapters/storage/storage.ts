@@ -1,0 +1,84 @@
+import { AppError } from '../../domain/errors.ts';
+
+export interface StoredImage {
+  body: Buffer;
+  contentType: string;
+  size: number;
+}
+
+export interface ImageStorage {
+  readonly kind: 'disk' | 's3';
+  /** Stores bytes under key (e.g. `ab12...ef.png`); overwrites. */
+  put(key: string, body: Buffer, meta: { contentType: string; expiresAt: Date }): Promise<void>;
+  /** null when absent. */
+  get(key: string): Promise<StoredImage | null>;
+  /** Idempotent: deleting a missing key is fine. */
+  delete(key: string): Promise<void>;
+  /** Throws AppError('storage_error') when the backend is not usable (readiness probe). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const IMAGE_KEY = /^[A-Za-z0-9_-]{16,128}\.(png|jpeg|jpg|webp)$/;
+
+const CONTENT_TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  jpg: 'image/jpeg',
+  webp: 'image/webp',
+};
+
+/**
+ * Keys come from URLs: a token of 16-128 URL-safe characters and an image extension, nothing
+ * else. No dots, slashes or backslashes in the token, so a key never names a path outside the
+ * storage root.
+ */
+export function isValidImageKey(key: string): boolean {
+  return typeof key === 'string' && IMAGE_KEY.test(key);
+}
+
+/** Throws AppError('invalid_request') unless `key` is a valid image key. */
+export function assertValidImageKey(key: string): void {
+  if (!isValidImageKey(key)) {
+    throw new AppError('invalid_request', 'Invalid image key.');
+  }
+}
+
+/** The Content-Type implied by a valid key's extension (`image/png`, `image/jpeg`, `image/webp`). */
+export function contentTypeForKey(key: string): string {
+  assertValidImageKey(key);
+  const ext = key.slice(key.lastIndexOf('.') + 1);
+  const type = CONTENT_TYPES[ext];
+  if (type === undefined) {
+    throw new AppError('invalid_request', 'Invalid image key.');
+  }
+  return type;
+}
+
+/**
+ * Validates the arguments of `put` and returns the canonical content type to store. The key is
+ * checked first (invalid_request); a non-Buffer body or a content type that does not match the
+ * key's extension is a caller bug (internal_error). Both backends therefore return the same
+ * Content-Type for the same key.
+ */
+export function assertValidPut(
+  key: string,
+  body: Buffer,
+  meta: { contentType: string; expiresAt: Date },
+): string {
+  const expected = contentTypeForKey(key);
+  if (!Buffer.isBuffer(body)) {
+    throw new AppError('internal_error', 'Image body must be a Buffer.');
+  }
+  const given = meta?.contentType?.split(';')[0]?.trim().toLowerCase();
+  if (given !== expected) {
+    throw new AppError(
+      'internal_error',
+      `Content type does not match the image key extension (expected ${expected}).`,
+    );
+  }
+  if (!(meta.expiresAt instanceof Date) || Number.isNaN(meta.expiresAt.getTime())) {
+    throw new AppError('internal_error', 'Image expiresAt must be a valid Date.');
+  }
+  return expected;
+}

@@ -1,0 +1,197 @@
+import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyServerOptions } from 'fastify';
+import type { AppDeps } from './deps.ts';
+import { AppError } from './domain/errors.ts';
+import { registerCors } from './http/cors.ts';
+import { registerDocs } from './http/docs.ts';
+import { registerErrorHandling, sendAppError } from './http/error-handler.ts';
+import { registerMetrics } from './http/metrics.ts';
+import { registerAccountScreenshots } from './http/routes/account-screenshots.ts';
+import { registerAccountUsage } from './http/routes/account-usage.ts';
+import { registerBillingCheckout } from './http/routes/billing-checkout.ts';
+import { registerBillingPortal } from './http/routes/billing-portal.ts';
+import { registerBillingSubscription } from './http/routes/billing-subscription.ts';
+import { registerBillingWebhook } from './http/routes/billing-webhook.ts';
+import { registerCreateKey } from './http/routes/create-key.ts';
+import { registerCreateScreenshot } from './http/routes/create-screenshot.ts';
+import { registerDeleteKey } from './http/routes/delete-key.ts';
+import { registerDeleteScreenshot } from './http/routes/delete-screenshot.ts';
+import { registerDemoScreenshot } from './http/routes/demo-screenshot.ts';
+import { registerGetUsage } from './http/routes/get-usage.ts';
+import { registerHealth } from './http/routes/health.ts';
+import { registerListKeys } from './http/routes/list-keys.ts';
+import { registerListPlans } from './http/routes/list-plans.ts';
+import { registerListScreenshots } from './http/routes/list-screenshots.ts';
+import { registerLocalBillingPages } from './http/routes/local-billing-pages.ts';
+import { registerLogIn } from './http/routes/log-in.ts';
+import { registerLogOut } from './http/routes/log-out.ts';
+import { registerMe } from './http/routes/me.ts';
+import { registerServeImage } from './http/routes/serve-image.ts';
+import { registerSignUp } from './http/routes/sign-up.ts';
+import { ErrorBody } from './http/schemas.ts';
+import type { App } from './http/types.ts';
+import { validatorCompiler } from './http/validation.ts';
+import { registerWeb } from './http/web.ts';
+
+export interface BuildAppOptions {
+  /** Where JSON logs go (tests capture them); default stdout. */
+  logStream?: NodeJS.WritableStream;
+  /** The built landing page and dashboard; default web/dist. */
+  webDistDir?: string;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Headers and body fields that must never reach a log line. */
+export const LOG_REDACT = [
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'req.headers.authorization',
+  'res.headers["set-cookie"]',
+  'password',
+  'key',
+];
+
+export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<App> {
+  const { server } = deps.config;
+  const fastifyOptions: FastifyServerOptions = {
+    logger: {
+      level: server.logLevel,
+      redact: { paths: LOG_REDACT, censor: '[redacted]' },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    bodyLimit: server.bodyLimitBytes,
+    keepAliveTimeout: server.keepAliveTimeoutMs,
+    requestTimeout: 120_000,
+    trustProxy: server.trustProxy === false ? false : server.trustProxy,
+    // Honour a well-formed incoming id so callers can correlate; mint one otherwise.
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    ajv: { customOptions: { coerceTypes: false } },
+  };
+  const app = Fastify(fastifyOptions).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.setValidatorCompiler(validatorCompiler);
+  registerJsonParser(app);
+  app.addSchema(ErrorBody);
+  app.decorateRequest('apiKey', null);
+  app.decorateRequest('account', null);
+
+  // Infrastructure.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
+  registerErrorHandling(app);
+  registerMethodNotAllowed(app);
+  registerMetrics(app, deps.metrics);
+  await app.register(cookie);
+  await registerCors(app, server.dashboardOrigins);
+  await registerDocs(app, server.publicUrl.origin);
+
+  // Routes.
+  registerHealth(app, deps);
+  registerListPlans(app, deps);
+  registerSignUp(app, deps);
+  registerLogIn(app, deps);
+  registerLogOut(app, deps);
+  registerMe(app, deps);
+  registerCreateKey(app, deps);
+  registerListKeys(app, deps);
+  registerDeleteKey(app, deps);
+  registerBillingSubscription(app, deps);
+  registerBillingCheckout(app, deps);
+  registerBillingPortal(app, deps);
+  registerBillingWebhook(app, deps);
+  registerLocalBillingPages(app, deps);
+  registerCreateScreenshot(app, deps);
+  registerListScreenshots(app, deps);
+  registerDeleteScreenshot(app, deps);
+  registerGetUsage(app, deps);
+  registerDemoScreenshot(app, deps);
+  registerServeImage(app, deps);
+  registerAccountUsage(app, deps);
+  registerAccountScreenshots(app, deps);
+
+  // The landing page and dashboard (web/dist), on paths no API route uses.
+  await registerWeb(app, {
+    apiOrigin: server.publicUrl.origin,
+    ...(options.webDistDir ? { distDir: options.webDistDir } : {}),
+  });
+
+  return app;
+}
+
+/**
+ * JSON 404 for unknown paths and 405 (with `Allow`) for known paths asked with another
+ * method. Fastify itself answers both with 404, so the known routes are recorded here.
+ */
+function registerMethodNotAllowed(app: App): void {
+  const routes: Array<{ pattern: RegExp; methods: Set<string> }> = [];
+  app.addHook('onRoute', (route) => {
+    if (route.url.includes('*')) return;
+    const source = route.url
+      .split('/')
+      .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    const pattern = new RegExp(`^${source}/?$`);
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const existing = routes.find((r) => r.pattern.source === pattern.source);
+    if (existing) for (const m of methods) existing.methods.add(m);
+    else routes.push({ pattern, methods: new Set(methods) });
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '/';
+    const allowed = routes.find((r) => r.pattern.test(path));
+    if (allowed) {
+      const methods = [...allowed.methods].filter((m) => m !== 'HEAD').sort();
+      reply.header('Allow', methods.join(', '));
+      return sendAppError(
+        reply,
+        new AppError('method_not_allowed', `method ${request.method} is not allowed on ${path}`),
+      );
+    }
+    return sendAppError(reply, new AppError('not_found', `no route for ${request.method} ${path}`));
+  });
+}
+
+/**
+ * JSON bodies: an empty body counts as `{}` (so `POST /v1/keys` works with no body and a
+ * capture without one says "url is required"), and prototype-poisoning keys are refused.
+ */
+function registerJsonParser(app: App): void {
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') return done(null, {});
+    try {
+      // The reviver is slow; only a body that mentions a poisoning key pays for it.
+      const suspicious = text.includes('__proto__') || text.includes('constructor');
+      done(
+        null,
+        suspicious
+          ? JSON.parse(text, (key, value) => {
+              if (key === '__proto__' || key === 'constructor') {
+                throw new AppError('invalid_request', `forbidden key "${key}" in JSON body`);
+              }
+              return value;
+            })
+          : JSON.parse(text),
+      );
+    } catch (err) {
+      done(
+        err instanceof AppError ? err : new AppError('invalid_request', 'body is not valid JSON'),
+        undefined,
+      );
+    }
+  });
+  // A request without a body validates as an empty object.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.routeOptions.schema?.body) request.body = {};
+  });
+}

@@ -1,0 +1,280 @@
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { type Env, EnvReader } from './env.ts';
+
+/**
+ * The whole configuration, parsed once at boot. Nothing else in the service reads
+ * `process.env`: every module receives the slice it needs from here.
+ */
+export interface Config {
+  nodeEnv: 'development' | 'production' | 'test';
+  server: {
+    port: number;
+    host: string;
+    publicUrl: URL;
+    /** Origins allowed to use the session cookie for state-changing requests (and CORS). */
+    dashboardOrigins: string[];
+    /** Fastify `trustProxy` value: false, or a list of proxy addresses / CIDRs. */
+    trustProxy: false | string[];
+    logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+    bodyLimitBytes: number;
+    /** log2 of scrypt's N for new password hashes. */
+    passwordHashCost: number;
+    keepAliveTimeoutMs: number;
+    shutdownTimeoutMs: number;
+  };
+  data: {
+    dir: string;
+    /** Unset: embedded SQLite file under `dir`. */
+    databaseUrl: URL | undefined;
+    /** PostgreSQL schema (it must exist); unset: the server's default search path. */
+    databaseSchema: string | undefined;
+    /** How often the retention sweeper runs (one node at a time on PostgreSQL). */
+    sweepIntervalMs: number;
+  };
+  redisUrl: URL | undefined;
+  /** Prefix of every Redis key and channel, so several deployments can share one Redis. */
+  redisPrefix: string;
+  plansFile: string | undefined;
+  render: {
+    chromePath: string | undefined;
+    concurrency: number;
+    queueSize: number;
+    timeoutMs: number;
+    maxPageHeight: number;
+    egressAllowlist: string;
+  };
+  storage:
+    | { kind: 'disk'; dir: string }
+    | {
+        kind: 's3';
+        bucket: string;
+        endpoint: string | undefined;
+        region: string;
+        accessKeyId: string | undefined;
+        secretAccessKey: string | undefined;
+        forcePathStyle: boolean;
+      };
+  billing: BillingConfig;
+}
+
+/** The payment provider: Stripe when its settings are given, else the built-in local one. */
+export type BillingConfig =
+  | { provider: 'local' }
+  | {
+      provider: 'stripe';
+      secretKey: string;
+      /** Several during a signing-secret rotation; a webhook signed by any of them is accepted. */
+      webhookSecrets: string[];
+      priceId: string;
+      /** Where the SDK sends API calls (tests point it at a local stand-in); unset = Stripe. */
+      apiBase: URL | undefined;
+    };
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function loadConfig(env: Env): Config {
+  const r = new EnvReader(env);
+  const nodeEnv = r.oneOf(
+    'NODE_ENV',
+    ['development', 'production', 'test'] as const,
+    'development',
+  );
+
+  const port = r.int('PORT', 8080, 0, 65535);
+  const host = r.string('HOST', '0.0.0.0');
+  const publicUrl = r.url('PUBLIC_URL', ['http:', 'https:']) ?? defaultPublicUrl(host, port);
+  if (publicUrl.pathname !== '/' || publicUrl.search || publicUrl.hash) {
+    r.problem('PUBLIC_URL must be an origin without a path, query or fragment');
+  }
+
+  const dashboardOrigins = parseOrigins(r, r.optional('DASHBOARD_ORIGINS')) ?? [publicUrl.origin];
+  const trustProxy = parseTrustProxy(r, r.optional('TRUST_PROXY'));
+
+  const dataDir = path.resolve(r.string('DATA_DIR', './data'));
+  const databaseUrl = r.url('DATABASE_URL', ['postgres:', 'postgresql:']);
+  const databaseSchema = r.optional('DATABASE_SCHEMA');
+  if (databaseSchema !== undefined) {
+    // Interpolated into the connection's search_path: a plain identifier only.
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(databaseSchema)) {
+      r.problem('DATABASE_SCHEMA must be a lower-case identifier ([a-z_][a-z0-9_]*, 63 at most)');
+    }
+    if (r.raw('DATABASE_URL') === undefined)
+      r.problem('DATABASE_SCHEMA is set but DATABASE_URL is not');
+  }
+  const redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
+  const redisPrefix = r.string('REDIS_PREFIX', 'shotsmith:');
+  if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(redisPrefix)) {
+    r.problem('REDIS_PREFIX must be 1 to 64 characters of A-Z a-z 0-9 : _ . -');
+  }
+
+  const config: Config = {
+    nodeEnv,
+    server: {
+      port,
+      host,
+      publicUrl,
+      dashboardOrigins,
+      trustProxy,
+      logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+      bodyLimitBytes: 64 * 1024,
+      passwordHashCost: r.int('PASSWORD_HASH_COST', 15, 10, 20),
+      keepAliveTimeoutMs: 72_000,
+      shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 1_000, 600_000),
+    },
+    data: {
+      dir: dataDir,
+      databaseUrl,
+      databaseSchema,
+      sweepIntervalMs: r.int('SWEEP_INTERVAL_MS', 60_000, 1_000, 3_600_000),
+    },
+    redisUrl,
+    redisPrefix,
+    plansFile: r.optional('PLANS_FILE'),
+    render: {
+      chromePath: r.optional('CHROME_PATH'),
+      concurrency: r.int('RENDER_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64),
+      queueSize: r.int('RENDER_QUEUE', 50, 0, 10_000),
+      timeoutMs: r.int('RENDER_TIMEOUT_MS', 30_000, 1_000, 300_000),
+      maxPageHeight: r.int('MAX_PAGE_HEIGHT', 16_384, 256, 65_535),
+      egressAllowlist: r.string('EGRESS_ALLOWLIST', ''),
+    },
+    storage: parseStorage(r, dataDir),
+    billing: parseBilling(r, nodeEnv),
+  };
+
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}
+
+function defaultPublicUrl(host: string, port: number): URL {
+  // 0.0.0.0 and :: listen everywhere; a client reaches them through localhost.
+  const shown = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  const hostPart = shown.includes(':') ? `[${shown}]` : shown;
+  return new URL(`http://${hostPart}:${port}`);
+}
+
+function parseOrigins(r: EnvReader, value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const origins: string[] = [];
+  for (const entry of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    try {
+      const url = new URL(entry);
+      if (url.origin === 'null' || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+        throw new Error('not an http(s) origin');
+      }
+      origins.push(url.origin);
+    } catch {
+      r.problem(`DASHBOARD_ORIGINS entry "${entry}" is not an http(s) origin`);
+    }
+  }
+  return origins;
+}
+
+function parseTrustProxy(r: EnvReader, value: string | undefined): false | string[] {
+  if (value === undefined || ['false', '0', 'no', 'off'].includes(value.toLowerCase())) {
+    return false;
+  }
+  const entries = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    // Addresses or CIDRs only: "true" (trust everyone) would let any client pick its IP.
+    if (!/^[0-9a-fA-F.:]+(\/\d{1,3})?$/.test(entry) && entry !== 'loopback') {
+      r.problem(`TRUST_PROXY entry "${entry}" must be an IP address, a CIDR range or "loopback"`);
+    }
+  }
+  return entries;
+}
+
+function parseStorage(r: EnvReader, dataDir: string): Config['storage'] {
+  const bucket = r.optional('S3_BUCKET');
+  if (bucket === undefined) {
+    for (const name of ['S3_ENDPOINT', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY']) {
+      if (r.optional(name) !== undefined) r.problem(`${name} is set but S3_BUCKET is not`);
+    }
+    return { kind: 'disk', dir: path.join(dataDir, 'images') };
+  }
+  const endpoint = r.url('S3_ENDPOINT', ['http:', 'https:']);
+  const accessKeyId = r.optional('S3_ACCESS_KEY_ID');
+  const secretAccessKey = r.optional('S3_SECRET_ACCESS_KEY');
+  if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
+    r.problem('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  }
+  return {
+    kind: 's3',
+    bucket,
+    endpoint: endpoint?.toString(),
+    region: r.string('S3_REGION', 'us-east-1'),
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: r.bool('S3_FORCE_PATH_STYLE', endpoint !== undefined),
+  };
+}
+
+const STRIPE_SETTINGS = ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'STRIPE_PRICE_ID'] as const;
+
+function parseBilling(r: EnvReader, nodeEnv: Config['nodeEnv']): BillingConfig {
+  const explicit = r.raw('BILLING_PROVIDER');
+  if (explicit !== undefined && explicit !== 'stripe' && explicit !== 'local') {
+    r.problem(`BILLING_PROVIDER must be one of stripe, local, got "${explicit}"`);
+  }
+  const set = STRIPE_SETTINGS.filter((name) => r.optional(name) !== undefined);
+  const stripeConfigured = set.length === STRIPE_SETTINGS.length;
+  if (set.length > 0 && !stripeConfigured) {
+    const missing = STRIPE_SETTINGS.filter((name) => !set.includes(name));
+    r.problem(`Stripe settings go together: ${set.join(', ')} set but ${missing.join(', ')} not`);
+  }
+  const apiBase = r.url('STRIPE_API_BASE', ['http:', 'https:']);
+
+  if (explicit === 'local' || (explicit === undefined && !stripeConfigured)) {
+    if (nodeEnv === 'production') {
+      // The local provider hands out Pro for a button press: never by accident in production.
+      if (explicit !== 'local') {
+        r.problem(
+          'no payment provider in production: set STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET and ' +
+            'STRIPE_PRICE_ID, or BILLING_PROVIDER=local to run the local test provider on purpose',
+        );
+      } else if (stripeConfigured) {
+        r.problem('BILLING_PROVIDER=local is refused in production while Stripe is configured');
+      }
+    }
+    return { provider: 'local' };
+  }
+  if (!stripeConfigured) {
+    if (explicit === 'stripe' && set.length === 0) {
+      r.problem(`BILLING_PROVIDER=stripe needs ${STRIPE_SETTINGS.join(', ')}`);
+    }
+    return { provider: 'local' };
+  }
+
+  const secretKey = r.optional('STRIPE_SECRET_KEY') ?? '';
+  if (!/^(sk|rk)_[A-Za-z0-9_]+$/.test(secretKey)) {
+    r.problem('STRIPE_SECRET_KEY must be a secret or restricted key (sk_... or rk_...)');
+  }
+  const webhookSecrets = (r.optional('STRIPE_WEBHOOK_SECRET') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (webhookSecrets.length === 0 || !webhookSecrets.every((s) => /^whsec_\S+$/.test(s))) {
+    r.problem('STRIPE_WEBHOOK_SECRET must be one or more comma-separated whsec_... secrets');
+  }
+  const priceId = r.optional('STRIPE_PRICE_ID') ?? '';
+  if (!/^price_[A-Za-z0-9_]+$/.test(priceId)) {
+    r.problem('STRIPE_PRICE_ID must be a price id (price_...)');
+  }
+  return { provider: 'stripe', secretKey, webhookSecrets, priceId, apiBase };
+}

@@ -1,0 +1,21 @@
+import { ACCOUNT_LIMITS } from '../context.ts';
+import { AppError } from '../errors.ts';
+
+/** Emails compare case-insensitively; the stored form is trimmed and lowercased. */
+export function normalizeEmail(raw: string): string {
+  const email = raw.trim().toLowerCase();
+  if (email.length > ACCOUNT_LIMITS.emailMax || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
+    throw new AppError('invalid_request', 'email must be a valid email address');
+  }
+  return email;
+}
+
+export function checkPassword(password: string): void {
+  const { passwordMin, passwordMax } = ACCOUNT_LIMITS;
+  if (password.length < passwordMin || password.length > passwordMax) {
+    throw new AppError(
+      'invalid_request',
+      `password must be ${passwordMin} to ${passwordMax} characters`,
+    );
+  }
+}

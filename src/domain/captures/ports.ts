@@ -1,0 +1,60 @@
+import type { Renderer } from '../../adapters/browser/types.ts';
+import type { ImageStorage } from '../../adapters/storage/storage.ts';
+import type { SingleFlight } from '../../lib/single-flight.ts';
+import type { DomainContext } from '../context.ts';
+import type { RevocationBus } from '../revocations.ts';
+import type { ScreenshotRecord } from '../store.ts';
+
+/** Decides whether a URL may be fetched (DECISIONS.md section 4), before any browser time. */
+export interface TargetGuard {
+  /** Shape and scheme: AppError invalid_request / url_not_allowed. */
+  parse(raw: unknown): URL;
+  /** Address check (resolves the name once): AppError url_not_allowed / target_unreachable. */
+  check(url: URL): Promise<void>;
+}
+
+/** A rendered record, or (renderMs null) one another node rendered while this one waited. */
+export type FlightResult = ScreenshotRecord & { renderMs: number | null };
+
+/** Held while this node renders a cache key; released when the record is written or the render failed. */
+export interface RenderLease {
+  release(): Promise<void>;
+}
+
+/**
+ * Cross-node exclusivity of one render per cache key (Redis `SET NX PX`, adapters/locks).
+ * One node needs none: its in-process SingleFlight already joins identical requests.
+ */
+export interface RenderLocks {
+  /** A lease when this node may render `key`; null while another node holds it. */
+  acquire(key: string, ttlMs: number): Promise<RenderLease | null>;
+  /** Whether some node holds `key` now. */
+  held(key: string): Promise<boolean>;
+}
+
+export interface CaptureContext extends DomainContext {
+  renderer: Renderer;
+  storage: ImageStorage;
+  guard: TargetGuard;
+  revocations: RevocationBus;
+  /** Identical captures in flight on this node run once. */
+  flights: SingleFlight<FlightResult>;
+  /** ... and across nodes. */
+  renderLocks: RenderLocks;
+  /** Origin of hosted image URLs. */
+  publicUrl: string;
+  renderTimeoutMs: number;
+}
+
+export const CAPTURE_LIMITS = {
+  /** Result cache lifetime (SPEC.md: about 15 minutes). */
+  cacheTtlMs: 15 * 60 * 1000,
+  maxDelayMs: 10_000,
+  maxSelectorLength: 500,
+  maxHideSelectors: 50,
+} as const;
+
+export const imageUrl = (
+  ctx: { publicUrl: string },
+  record: Pick<ScreenshotRecord, 'token' | 'ext'>,
+): string => `${ctx.publicUrl}/images/${record.token}.${record.ext}`;

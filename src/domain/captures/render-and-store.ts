@@ -1,0 +1,68 @@
+import type { RenderOptions } from '../../adapters/browser/types.ts';
+import { randomToken } from '../../lib/crypto.ts';
+import { HOUR_MS } from '../../lib/time.ts';
+import type { Plan } from '../plans.ts';
+import type { ScreenshotRecord } from '../store.ts';
+import type { CaptureContext } from './ports.ts';
+
+const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
+const EXTENSIONS = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
+
+export const contentTypeForExt = (ext: string): string | undefined =>
+  ({ png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp' })[ext];
+
+/**
+ * Renders, stores the image under an unguessable token (128 random bits), then records it.
+ * Nothing is left behind on failure: an image whose record could not be written is deleted.
+ */
+export async function renderAndStore(
+  ctx: CaptureContext,
+  options: {
+    userId: number | null;
+    plan: Plan;
+    render: RenderOptions;
+    cacheKey: string | null;
+    signal: AbortSignal;
+  },
+): Promise<ScreenshotRecord & { renderMs: number }> {
+  const started = ctx.clock();
+  const result = await ctx.renderer.render(options.render, {
+    deadline: started + ctx.renderTimeoutMs,
+    signal: options.signal,
+  });
+  const now = ctx.clock();
+  const expiresAt = now + options.plan.retention_hours * HOUR_MS;
+  const token = randomToken(16);
+  const ext = EXTENSIONS[result.format];
+  const key = `${token}.${ext}`;
+  await ctx.storage.put(key, result.image, {
+    contentType: CONTENT_TYPES[result.format],
+    expiresAt: new Date(expiresAt),
+  });
+  try {
+    const record = await ctx.store.screenshots.insert({
+      userId: options.userId,
+      token,
+      ext,
+      url: options.render.url,
+      format: result.format,
+      width: result.width,
+      height: result.height,
+      viewportWidth: options.render.width,
+      viewportHeight: options.render.height,
+      fullPage: options.render.fullPage,
+      quality: options.render.quality,
+      deviceScaleFactor: options.render.deviceScaleFactor,
+      truncated: result.truncated,
+      listable: options.plan.listable,
+      cacheKey: options.cacheKey,
+      targetStatus: result.targetStatus,
+      createdAt: now,
+      expiresAt,
+    });
+    return { ...record, renderMs: result.renderMs };
+  } catch (err) {
+    await ctx.storage.delete(key).catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,35 @@
+import type { ImageStorage } from '../../adapters/storage/storage.ts';
+import type { Clock } from '../../lib/time.ts';
+import type { Store } from '../store.ts';
+
+/**
+ * Deletes expired records and their images. Each record is claimed (deleted) in the
+ * database first, so concurrent sweepers on several nodes never handle one twice; an
+ * image whose deletion fails is logged and left for the storage's own lifecycle rules.
+ */
+export async function sweepExpired(
+  ctx: { store: Store; storage: ImageStorage; clock: Clock },
+  options: {
+    batchSize?: number;
+    maxBatches?: number;
+    onError?: (err: unknown, key: string) => void;
+  } = {},
+): Promise<number> {
+  const batchSize = options.batchSize ?? 200;
+  const maxBatches = options.maxBatches ?? 50;
+  let swept = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const claimed = await ctx.store.screenshots.claimExpired(ctx.clock(), batchSize);
+    for (const record of claimed) {
+      const key = `${record.token}.${record.ext}`;
+      try {
+        await ctx.storage.delete(key);
+      } catch (err) {
+        options.onError?.(err, key);
+      }
+    }
+    swept += claimed.length;
+    if (claimed.length < batchSize) break;
+  }
+  return swept;
+}

@@ -1,0 +1,57 @@
+/**
+ * The one error type for expected failures. Every code maps to exactly one HTTP
+ * status (DECISIONS.md section 3); the error handler renders them, nothing else does.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  plan_restriction: 400,
+  url_not_allowed: 400,
+  unauthorized: 401,
+  quota_exceeded: 402,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  rate_limited: 429,
+  internal_error: 500,
+  target_unreachable: 502,
+  overloaded: 503,
+  unavailable: 503,
+  render_timeout: 504,
+  storage_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface AppErrorOptions {
+  /** Extra fields rendered into the body beside `error` (e.g. the 402 and 429 shapes). */
+  body?: Record<string, unknown>;
+  /** Extra response headers (Retry-After, X-RateLimit-*). */
+  headers?: Record<string, string>;
+  /** Whether `code` is written into the body. 401/402/404/429 bodies are fixed by the spec. */
+  exposeCode?: boolean;
+  /** Override the status for codes that allow two (storage_error: 500 or 503). */
+  status?: number;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly body: Record<string, unknown> | undefined;
+  readonly headers: Record<string, string> | undefined;
+  readonly exposeCode: boolean;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = options.status ?? ERROR_STATUS[code];
+    this.body = options.body;
+    this.headers = options.headers;
+    this.exposeCode = options.exposeCode ?? (this.status === 400 || this.status >= 500);
+  }
+}
+
+export const isAppError = (err: unknown): err is AppError => err instanceof AppError;

@@ -1,0 +1,172 @@
+import type { ImageFormat } from '../adapters/browser/types.ts';
+
+/**
+ * Plans are data (DECISIONS.md section 1). Every limit the product enforces is read from
+ * this table; an operator overrides any field per plan with PLANS_FILE.
+ */
+export type PlanName = 'demo' | 'free' | 'pro';
+export const PLAN_NAMES: readonly PlanName[] = ['demo', 'free', 'pro'];
+
+export interface Plan {
+  name: PlanName;
+  /** Captures per calendar month (UTC); null for the demo, which counts per day. */
+  monthly_quota: number | null;
+  /** Captures per UTC day per client IP; only the demo uses it. */
+  daily_quota: number | null;
+  /** Capture requests per minute per account; null means no per-minute limit. */
+  rate_per_minute: number | null;
+  max_width: number;
+  max_height: number;
+  formats: ImageFormat[];
+  max_device_scale_factor: number;
+  full_page: boolean;
+  fresh: boolean;
+  retention_hours: number;
+  /** Whether captures get a record with an id that can be listed and deleted. */
+  listable: boolean;
+  /** Monthly price in USD cents, shown on the pricing table. */
+  price_cents: number;
+}
+
+export type PlanTable = Readonly<Record<PlanName, Readonly<Plan>>>;
+
+export const DEFAULT_PLANS: PlanTable = {
+  demo: {
+    name: 'demo',
+    monthly_quota: null,
+    daily_quota: 5,
+    rate_per_minute: null,
+    max_width: 1280,
+    max_height: 720,
+    formats: ['png'],
+    max_device_scale_factor: 1,
+    full_page: false,
+    fresh: false,
+    retention_hours: 24,
+    listable: false,
+    price_cents: 0,
+  },
+  free: {
+    name: 'free',
+    monthly_quota: 100,
+    daily_quota: null,
+    rate_per_minute: 5,
+    max_width: 1920,
+    max_height: 1080,
+    formats: ['png', 'jpeg'],
+    max_device_scale_factor: 1,
+    full_page: true,
+    fresh: false,
+    retention_hours: 24 * 7,
+    listable: false,
+    price_cents: 0,
+  },
+  pro: {
+    name: 'pro',
+    monthly_quota: 5000,
+    daily_quota: null,
+    rate_per_minute: 60,
+    max_width: 3840,
+    max_height: 2160,
+    formats: ['png', 'jpeg', 'webp'],
+    max_device_scale_factor: 3,
+    full_page: true,
+    fresh: true,
+    retention_hours: 24 * 30,
+    listable: true,
+    price_cents: 900,
+  },
+};
+
+type FieldCheck = (value: unknown) => string | null;
+
+const positiveIntOrNull =
+  (max: number): FieldCheck =>
+  (v) =>
+    v === null || (Number.isInteger(v) && (v as number) >= 1 && (v as number) <= max)
+      ? null
+      : `must be an integer from 1 to ${max} or null`;
+const positiveInt =
+  (max: number): FieldCheck =>
+  (v) =>
+    Number.isInteger(v) && (v as number) >= 1 && (v as number) <= max
+      ? null
+      : `must be an integer from 1 to ${max}`;
+const bool: FieldCheck = (v) => (typeof v === 'boolean' ? null : 'must be true or false');
+
+const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
+  monthly_quota: positiveIntOrNull(1_000_000_000),
+  daily_quota: positiveIntOrNull(1_000_000_000),
+  rate_per_minute: positiveIntOrNull(1_000_000),
+  max_width: positiveInt(16_384),
+  max_height: positiveInt(16_384),
+  formats: (v) =>
+    Array.isArray(v) &&
+    v.length > 0 &&
+    v.every((f) => f === 'png' || f === 'jpeg' || f === 'webp') &&
+    new Set(v).size === v.length
+      ? null
+      : 'must be a non-empty list of distinct formats among png, jpeg, webp',
+  max_device_scale_factor: (v) =>
+    typeof v === 'number' && v >= 1 && v <= 3 ? null : 'must be a number from 1 to 3',
+  full_page: bool,
+  fresh: bool,
+  retention_hours: positiveInt(24 * 366 * 10),
+  listable: bool,
+  price_cents: (v) =>
+    Number.isInteger(v) && (v as number) >= 0 ? null : 'must be a non-negative integer',
+};
+
+export class PlansFileError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`invalid PLANS_FILE:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'PlansFileError';
+    this.problems = problems;
+  }
+}
+
+/**
+ * Applies a PLANS_FILE document (already JSON-parsed) over the defaults. Every problem is
+ * collected so the operator sees them all at once.
+ */
+export function applyPlanOverrides(base: PlanTable, overrides: unknown): PlanTable {
+  const problems: string[] = [];
+  if (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides)) {
+    throw new PlansFileError(['must be a JSON object keyed by plan name (demo, free, pro)']);
+  }
+  const result = structuredClone(base) as Record<PlanName, Plan>;
+  for (const [planName, fields] of Object.entries(overrides)) {
+    if (!PLAN_NAMES.includes(planName as PlanName)) {
+      problems.push(`unknown plan "${planName}" (known: ${PLAN_NAMES.join(', ')})`);
+      continue;
+    }
+    if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) {
+      problems.push(`${planName} must be an object of fields`);
+      continue;
+    }
+    const plan = result[planName as PlanName];
+    for (const [field, value] of Object.entries(fields)) {
+      const check = FIELD_CHECKS[field as keyof typeof FIELD_CHECKS];
+      if (check === undefined) {
+        problems.push(`${planName}.${field} is not a plan field`);
+        continue;
+      }
+      const problem = check(value);
+      if (problem) {
+        problems.push(`${planName}.${field} ${problem}, got ${JSON.stringify(value)}`);
+        continue;
+      }
+      (plan as unknown as Record<string, unknown>)[field] = value;
+    }
+  }
+  for (const name of ['free', 'pro'] as const) {
+    if (result[name].monthly_quota === null) problems.push(`${name}.monthly_quota is required`);
+  }
+  if (result.demo.daily_quota === null) problems.push('demo.daily_quota is required');
+  if (problems.length > 0) throw new PlansFileError(problems);
+  return result;
+}
+
+export const isPlanName = (value: string): value is PlanName =>
+  PLAN_NAMES.includes(value as PlanName);

@@ -1,0 +1,187 @@
+import type { BillingState, SubscriptionStatus } from './billing/subscription-state.ts';
+import type { PlanName } from './plans.ts';
+
+/**
+ * What the domain needs from persistence. The Kysely implementation in adapters/db serves
+ * both SQLite and PostgreSQL; the domain never sees SQL.
+ */
+export interface User {
+  id: number;
+  email: string;
+  plan: PlanName;
+  createdAt: number;
+}
+
+export interface ApiKeyRecord {
+  id: number;
+  userId: number;
+  name: string;
+  prefix: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+export interface UserStore {
+  /** 'email_taken' when another account has the (normalised) email. */
+  create(input: {
+    email: string;
+    passwordHash: string | null;
+    plan: PlanName;
+    now: number;
+  }): Promise<User | 'email_taken'>;
+  findByEmail(email: string): Promise<{ user: User; passwordHash: string | null } | null>;
+  findById(id: number): Promise<User | null>;
+  setPlan(id: number, plan: PlanName, now: number): Promise<boolean>;
+}
+
+export interface SessionStore {
+  create(input: { idHash: string; userId: number; now: number; expiresAt: number }): Promise<void>;
+  /** The session's user, or null when the session is unknown or expired. */
+  findUser(idHash: string, now: number): Promise<User | null>;
+  delete(idHash: string): Promise<void>;
+  deleteExpired(now: number): Promise<number>;
+}
+
+export interface KeyStore {
+  /** Inserts unless the account already has `maxActive` unrevoked keys. */
+  createWithinLimit(input: {
+    userId: number;
+    name: string;
+    prefix: string;
+    keyHash: string;
+    now: number;
+    maxActive: number;
+  }): Promise<ApiKeyRecord | 'limit_reached'>;
+  listActive(userId: number): Promise<ApiKeyRecord[]>;
+  /** true when an active key of this account was revoked now. */
+  revoke(userId: number, keyId: number, now: number): Promise<boolean>;
+  findActiveByHash(
+    keyHash: string,
+  ): Promise<{ key: ApiKeyRecord; keyHash: string; user: User } | null>;
+  isActive(keyId: number): Promise<boolean>;
+  /** Sets last_used_at unless it was written less than `minIntervalMs` ago. */
+  touch(keyId: number, now: number, minIntervalMs: number): Promise<void>;
+}
+
+export interface QuotaStore {
+  /**
+   * Atomically takes one unit of the account's monthly quota if fewer than `limit` were
+   * used: the new count, or null when the quota is exhausted. One conditional upsert, exact
+   * under any concurrency on either database.
+   */
+  reserve(userId: number, period: string, limit: number): Promise<number | null>;
+  /** Gives a reserved unit back (the capture failed). */
+  release(userId: number, period: string): Promise<void>;
+  used(userId: number, period: string): Promise<number>;
+  /** Counts a successful capture in the per-day history (dashboard chart). */
+  countDay(userId: number, day: string): Promise<void>;
+  days(
+    userId: number,
+    fromDay: string,
+    toDay: string,
+  ): Promise<Array<{ day: string; count: number }>>;
+}
+
+/** An account's link to the payment provider and its subscription as last reported. */
+export interface BillingAccount {
+  userId: number;
+  provider: string;
+  customerId: string;
+  subscriptionId: string | null;
+  status: SubscriptionStatus;
+  renewsAt: number | null;
+  cancelAtPeriodEnd: boolean;
+  stateAt: number | null;
+}
+
+export interface BillingStore {
+  find(userId: number): Promise<BillingAccount | null>;
+  /**
+   * The same, holding the account for the rest of the transaction so concurrent events for
+   * one account apply one after the other (PostgreSQL row lock; SQLite writes are serial).
+   */
+  findForUpdate(userId: number): Promise<BillingAccount | null>;
+  findUserIdByCustomer(customerId: string): Promise<number | null>;
+  /**
+   * Links the provider's customer to the account unless it already has one with this
+   * provider; the customer id in effect afterwards (a concurrent first checkout may win).
+   */
+  saveCustomer(input: {
+    userId: number;
+    provider: string;
+    customerId: string;
+    now: number;
+  }): Promise<string>;
+  /** Records an event id: false when it was recorded before (the event was applied). */
+  recordEvent(input: {
+    id: string;
+    type: string;
+    userId: number | null;
+    receivedAt: number;
+  }): Promise<boolean>;
+  saveState(input: {
+    userId: number;
+    provider: string;
+    customerId: string;
+    state: BillingState;
+    now: number;
+  }): Promise<void>;
+  /** Forgets event ids received before `before` (providers stop retrying long before). */
+  pruneEvents(before: number): Promise<number>;
+}
+
+export interface Store {
+  users: UserStore;
+  sessions: SessionStore;
+  keys: KeyStore;
+  quota: QuotaStore;
+  screenshots: ScreenshotStore;
+  billing: BillingStore;
+  /** Runs `fn` in one transaction: everything it does through `tx` commits or none of it. */
+  transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
+}
+
+export interface ScreenshotRecord {
+  id: number;
+  userId: number | null;
+  token: string;
+  ext: string;
+  url: string;
+  format: string;
+  /** Pixel dimensions of the stored image. */
+  width: number;
+  height: number;
+  /** The request's viewport, full_page, quality and scale. */
+  viewportWidth: number;
+  viewportHeight: number;
+  fullPage: boolean;
+  quality: number;
+  deviceScaleFactor: number;
+  truncated: boolean;
+  listable: boolean;
+  /** Hash of everything that changes the image, scoped to the account; null = not cacheable. */
+  cacheKey: string | null;
+  targetStatus: number | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+export type NewScreenshot = Omit<ScreenshotRecord, 'id'>;
+
+export interface ScreenshotStore {
+  insert(record: NewScreenshot): Promise<ScreenshotRecord>;
+  /** The newest unexpired record with this cache key created at or after `since`. */
+  findCached(cacheKey: string, since: number, now: number): Promise<ScreenshotRecord | null>;
+  findByToken(token: string): Promise<ScreenshotRecord | null>;
+  /** Listable records of the account, newest first, strictly older than the cursor id. */
+  listForUser(
+    userId: number,
+    options: { limit: number; beforeId: number | null; now: number },
+  ): Promise<ScreenshotRecord[]>;
+  /** Deletes the account's record; the deleted record, or null when it is not theirs. */
+  deleteForUser(userId: number, id: number): Promise<ScreenshotRecord | null>;
+  /** Claims (deletes) up to `limit` expired records and returns them, each exactly once. */
+  claimExpired(now: number, limit: number): Promise<ScreenshotRecord[]>;
+  /** Drops the cache key of records with this key so they are never served again. */
+  uncache(cacheKey: string): Promise<void>;
+}

@@ -1,0 +1,62 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, isAppError } from '../domain/errors.ts';
+import { describeValidationError } from './validation.ts';
+
+/** Renders an AppError: its message as `error`, its code for 400/5xx, its extra fields. */
+export function sendAppError(reply: FastifyReply, err: AppError): FastifyReply {
+  if (err.headers) reply.headers(err.headers);
+  const body: Record<string, unknown> = { error: err.message };
+  if (err.exposeCode) body.code = err.code;
+  Object.assign(body, err.body);
+  return reply.status(err.status).send(body);
+}
+
+/** Maps everything that can go wrong to DECISIONS.md section 3's shapes. */
+export function toAppError(err: FastifyError | Error): AppError | null {
+  if (isAppError(err)) return err;
+  const fe = err as FastifyError;
+  if (fe.validation && fe.validation.length > 0) {
+    const first = fe.validation[0];
+    const part = fe.validationContext ?? 'body';
+    const message = first
+      ? describeValidationError(first as Parameters<typeof describeValidationError>[0], part)
+      : 'invalid request';
+    return new AppError('invalid_request', message);
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'request body is larger than 64 KiB');
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new AppError('invalid_request', 'body must be JSON (Content-Type: application/json)', {
+        status: 415,
+      });
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('invalid_request', 'body must be a JSON object');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('invalid_request', 'Content-Length does not match the body');
+    default:
+      break;
+  }
+  if (err instanceof SyntaxError || fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return new AppError('invalid_request', 'body is not valid JSON');
+  }
+  if (fe.statusCode === 400) return new AppError('invalid_request', 'malformed request');
+  return null;
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const appError = toAppError(err);
+    if (appError) {
+      if (appError.status >= 500) {
+        request.log.error(
+          { err: appError.cause ?? appError, code: appError.code },
+          appError.message,
+        );
+      }
+      return sendAppError(reply, appError);
+    }
+    request.log.error({ err }, 'unhandled error');
+    return sendAppError(reply, new AppError('internal_error', 'internal server error'));
+  });
+}

@@ -1,0 +1,89 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { DomainContext } from '../domain/context.ts';
+import { AppError } from '../domain/errors.ts';
+import type { WindowCounter, WindowState } from '../domain/limits.ts';
+import type { PlanName } from '../domain/plans.ts';
+import { requireApiKey } from './auth.ts';
+
+/** Requests per minute per account on the programmatic endpoints other than capture. */
+export const OTHER_ENDPOINTS_PER_MINUTE = 600;
+const MINUTE_MS = 60_000;
+
+/**
+ * Per-minute counters per account (shared by all its keys), one per plan so a plan
+ * change applies its own limit on the very next request.
+ */
+export class RateLimits {
+  private readonly capture = new Map<PlanName, WindowCounter>();
+  private readonly other: WindowCounter;
+  private readonly ctx: DomainContext;
+
+  constructor(ctx: DomainContext) {
+    this.ctx = ctx;
+    this.other = ctx.counters.create({
+      name: 'api-other',
+      limit: OTHER_ENDPOINTS_PER_MINUTE,
+      windowMs: MINUTE_MS,
+    });
+  }
+
+  captureCounter(plan: PlanName): WindowCounter | null {
+    const limit = this.ctx.plans[plan].rate_per_minute;
+    if (limit === null) return null;
+    let counter = this.capture.get(plan);
+    if (!counter) {
+      counter = this.ctx.counters.create({ name: `capture-${plan}`, limit, windowMs: MINUTE_MS });
+      this.capture.set(plan, counter);
+    }
+    return counter;
+  }
+
+  /** onRequest hook for POST /v1/screenshots (after the API-key hook). */
+  captureHook() {
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const { user } = requireApiKey(request);
+      const counter = this.captureCounter(user.plan);
+      if (counter) await enforce(counter, String(user.id), user.plan, reply);
+    };
+  }
+
+  /** onRequest hook for the other programmatic endpoints. */
+  otherHook() {
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const { user } = requireApiKey(request);
+      await enforce(this.other, String(user.id), user.plan, reply);
+    };
+  }
+}
+
+export function rateHeaders(limit: number, state: WindowState): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(limit),
+    'X-RateLimit-Remaining': String(Math.max(0, limit - state.used)),
+    'X-RateLimit-Reset': String(Math.ceil(state.resetAt / 1000)),
+  };
+}
+
+async function enforce(
+  counter: WindowCounter,
+  key: string,
+  plan: string,
+  reply: FastifyReply,
+): Promise<void> {
+  const state = await counter.take(key);
+  reply.headers(rateHeaders(counter.limit, state));
+  if (state.allowed) return;
+  const retryAfter = Math.max(1, Math.ceil((state.resetAt - Date.now()) / 1000));
+  throw new AppError('rate_limited', 'rate limit exceeded', {
+    body: {
+      message: `Rate limit of ${counter.limit} requests per minute exceeded; retry after ${retryAfter} seconds.`,
+      success: false,
+      limit: counter.limit,
+      used: counter.limit,
+      remaining: 0,
+      reset_time: Math.ceil(state.resetAt / 1000),
+      plan,
+    },
+    headers: { 'Retry-After': String(retryAfter) },
+  });
+}

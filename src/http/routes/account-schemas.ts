@@ -1,0 +1,28 @@
+import { Type } from 'typebox';
+import type { User } from '../../domain/store.ts';
+import { toIso } from '../../lib/time.ts';
+import { IsoDateTime } from '../schemas.ts';
+
+export const UserBody = Type.Object(
+  {
+    user: Type.Object({
+      id: Type.Integer(),
+      email: Type.String(),
+      plan: Type.String({ enum: ['free', 'pro'] }),
+      created_at: IsoDateTime,
+    }),
+  },
+  { description: 'The signed-in account.' },
+);
+
+export const Credentials = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+export const userBody = (user: User) => ({
+  user: { id: user.id, email: user.email, plan: user.plan, created_at: toIso(user.createdAt) },
+});

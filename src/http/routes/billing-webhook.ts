@@ -1,0 +1,69 @@
+import { Type } from 'typebox';
+import { SIGNATURE_HEADER } from '../../adapters/billing/signature.ts';
+import type { AppDeps } from '../../deps.ts';
+import { receiveWebhook } from '../../domain/billing/receive-webhook.ts';
+import { errorResponses } from '../schemas.ts';
+import type { App } from '../types.ts';
+
+/** Provider events can be larger than API requests (an invoice with many lines). */
+export const WEBHOOK_BODY_LIMIT_BYTES = 512 * 1024;
+
+/**
+ * POST /v1/billing/webhook: the payment provider's event deliveries. The signature covers
+ * the exact bytes sent, so this route (in its own scope) keeps the body as text instead of
+ * parsing it; verification and the rest happen in the domain.
+ */
+export function registerBillingWebhook(app: App, deps: AppDeps): void {
+  app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser(
+      'application/json',
+      { parseAs: 'string', bodyLimit: WEBHOOK_BODY_LIMIT_BYTES },
+      (_request, body, done) => done(null, body),
+    );
+    scope.post(
+      '/v1/billing/webhook',
+      {
+        bodyLimit: WEBHOOK_BODY_LIMIT_BYTES,
+        schema: {
+          tags: ['billing'],
+          summary: 'Payment provider events (Stripe webhook endpoint)',
+          description:
+            'Signed with the `Stripe-Signature` header (HMAC-SHA256, 300-second tolerance, ' +
+            'several `v1` signatures accepted). Each event id is applied once; events older ' +
+            'than the recorded state are acknowledged and ignored.',
+          response: {
+            200: Type.Object({
+              received: Type.Literal(true),
+              outcome: Type.String({
+                enum: ['applied', 'ignored', 'duplicate', 'unknown_account', 'unhandled'],
+                description:
+                  'applied; ignored (older than the recorded state, or not about the ' +
+                  "account's subscription); duplicate; unknown_account; unhandled (a type " +
+                  'billing does not act on).',
+              }),
+            }),
+            ...errorResponses(400, 413, 500),
+          },
+        },
+      },
+      async (request) => {
+        const header = request.headers[SIGNATURE_HEADER];
+        const { event, outcome } = await receiveWebhook(deps.billing.ctx, {
+          payload: typeof request.body === 'string' ? request.body : '',
+          signature: typeof header === 'string' ? header : undefined,
+        });
+        const fields = { event_id: event.id, event_type: event.type, outcome };
+        if (outcome === 'unknown_account') {
+          request.log.warn(
+            { ...fields, customer: event.customerId, account: event.accountId },
+            'billing event for an unknown account acknowledged',
+          );
+        } else {
+          request.log.info(fields, 'billing event');
+        }
+        return { received: true as const, outcome };
+      },
+    );
+  });
+}

@@ -1,0 +1,39 @@
+import { Type } from 'typebox';
+import type { AppDeps } from '../../deps.ts';
+import { createKey } from '../../domain/keys/create-key.ts';
+import { requireAccount, sessionHook } from '../auth.ts';
+import { errorResponses } from '../schemas.ts';
+import type { App } from '../types.ts';
+import { KeyItem, keyItem } from './key-schemas.ts';
+
+export function registerCreateKey(app: App, deps: AppDeps): void {
+  app.post(
+    '/v1/keys',
+    {
+      schema: {
+        tags: ['keys'],
+        summary: 'Create an API key (the plaintext is shown once)',
+        body: Type.Optional(
+          Type.Object(
+            { name: Type.Optional(Type.String({ maxLength: 100 })) },
+            { additionalProperties: false },
+          ),
+        ),
+        response: {
+          201: Type.Intersect([KeyItem, Type.Object({ key: Type.String() })], {
+            description:
+              'The new key. `key` is the plaintext: store it now, it is never shown again.',
+          }),
+          ...errorResponses(400, 401, 403, 413, 500),
+        },
+      },
+      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+    },
+    async (request, reply) => {
+      const user = requireAccount(request);
+      const created = await createKey(deps.ctx, { userId: user.id, name: request.body?.name });
+      reply.header('Cache-Control', 'no-store');
+      return reply.status(201).send({ ...keyItem(created), key: created.key });
+    },
+  );
+}

@@ -1,0 +1,58 @@
+import { Type } from 'typebox';
+import type { AppDeps } from '../../deps.ts';
+import type { App } from '../types.ts';
+
+const Health = Type.Object({
+  status: Type.String({ enum: ['ok', 'unavailable'] }),
+  checks: Type.Optional(Type.Record(Type.String(), Type.String())),
+});
+
+export function registerHealth(app: App, deps: AppDeps): void {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Liveness: 200 while the process runs',
+        response: { 200: Health },
+      },
+    },
+    async () => ({ status: 'ok' }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Readiness: 200 only when every dependency is usable',
+        response: { 200: Health, 503: Health },
+      },
+    },
+    async (_request, reply) => {
+      const checks: Record<string, string> = {};
+      let ok = true;
+      await Promise.all(
+        deps.readiness.map(async ({ name, check }) => {
+          try {
+            await withTimeout(check(), 3_000);
+            checks[name] = 'ok';
+          } catch (err) {
+            ok = false;
+            checks[name] = err instanceof Error ? err.message.slice(0, 200) : 'unavailable';
+          }
+        }),
+      );
+      reply.header('Cache-Control', 'no-store');
+      return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable', checks });
+    },
+  );
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}

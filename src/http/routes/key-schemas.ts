@@ -1,0 +1,28 @@
+import { Type } from 'typebox';
+import type { ApiKeyRecord } from '../../domain/store.ts';
+import { toIso } from '../../lib/time.ts';
+import { IsoDateTime, NullableIso } from '../schemas.ts';
+
+export const KeyItem = Type.Object({
+  id: Type.Integer({ minimum: 1 }),
+  name: Type.String(),
+  prefix: Type.String({ description: 'The first 12 characters of the key, e.g. `sk_live_Ab3x`.' }),
+  created_at: IsoDateTime,
+  last_used_at: NullableIso,
+});
+
+export const keyItem = (key: ApiKeyRecord) => ({
+  id: key.id,
+  name: key.name,
+  prefix: key.prefix,
+  created_at: toIso(key.createdAt),
+  last_used_at: key.lastUsedAt === null ? null : toIso(key.lastUsedAt),
+});
+
+/** Positive integer ids only; `abc`, `-1`, `1.5` and `0` are malformed. */
+export function parseId(raw: string): number | null {
+  if (!/^[1-9][0-9]*$/.test(raw)) return null;
+  const n = Number(raw);
+  // Larger than any id we could have issued: well-formed, simply not found.
+  return Number.isSafeInteger(n) ? n : Number.MAX_SAFE_INTEGER;
+}

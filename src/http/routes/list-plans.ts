@@ -1,0 +1,35 @@
+import { Type } from 'typebox';
+import type { AppDeps } from '../../deps.ts';
+import { PLAN_NAMES } from '../../domain/plans.ts';
+import type { App } from '../types.ts';
+
+const PlanItem = Type.Object({
+  name: Type.String(),
+  price_cents: Type.Integer(),
+  monthly_quota: Type.Union([Type.Integer(), Type.Null()]),
+  daily_quota: Type.Union([Type.Integer(), Type.Null()]),
+  rate_per_minute: Type.Union([Type.Integer(), Type.Null()]),
+  max_width: Type.Integer(),
+  max_height: Type.Integer(),
+  formats: Type.Array(Type.String()),
+  max_device_scale_factor: Type.Number(),
+  full_page: Type.Boolean(),
+  fresh: Type.Boolean(),
+  retention_hours: Type.Integer(),
+  listable: Type.Boolean(),
+});
+
+/** The plan table as data, for the pricing table and for clients that adapt to limits. */
+export function registerListPlans(app: App, deps: AppDeps): void {
+  app.get(
+    '/v1/plans',
+    {
+      schema: {
+        tags: ['plans'],
+        summary: 'The plans and their limits (public)',
+        response: { 200: Type.Object({ data: Type.Array(PlanItem) }) },
+      },
+    },
+    async () => ({ data: PLAN_NAMES.map((name) => deps.ctx.plans[name]) }),
+  );
+}

@@ -1,0 +1,50 @@
+import { Type } from 'typebox';
+import type { AppDeps } from '../../deps.ts';
+import { listScreenshots } from '../../domain/captures/list-screenshots.ts';
+import { requireApiKey } from '../auth.ts';
+import { errorResponses } from '../schemas.ts';
+import type { App } from '../types.ts';
+import { ScreenshotItem, screenshotItem } from './screenshot-schemas.ts';
+
+export function registerListScreenshots(app: App, deps: AppDeps): void {
+  app.get(
+    '/v1/screenshots',
+    {
+      schema: {
+        tags: ['screenshots'],
+        summary:
+          "The account's screenshots, most recent first (Pro; Free accounts get an empty list)",
+        security: [{ apiKey: [] }],
+        querystring: Type.Object(
+          {
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+            cursor: Type.Optional(Type.String({ maxLength: 100 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Type.Object({
+            data: Type.Array(ScreenshotItem),
+            has_more: Type.Boolean(),
+            next_cursor: Type.Union([Type.String(), Type.Null()]),
+          }),
+          ...errorResponses(400, 401, 429, 500),
+        },
+      },
+      onRequest: [deps.apiKeyHook, deps.rateLimits.otherHook()],
+    },
+    async (request) => {
+      const { user } = requireApiKey(request);
+      const page = await listScreenshots(deps.capture, {
+        user,
+        limit: request.query.limit ?? 20,
+        cursor: request.query.cursor,
+      });
+      return {
+        data: page.items.map((r) => screenshotItem(deps.capture, r)),
+        has_more: page.nextCursor !== null,
+        next_cursor: page.nextCursor,
+      };
+    },
+  );
+}

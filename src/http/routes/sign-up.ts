@@ -1,0 +1,33 @@
+import { Type } from 'typebox';
+import type { AppDeps } from '../../deps.ts';
+import { signUp } from '../../domain/accounts/sign-up.ts';
+import { assertSameSite, setSessionCookie } from '../auth.ts';
+import { errorResponses } from '../schemas.ts';
+import type { App } from '../types.ts';
+import { UserBody, userBody } from './account-schemas.ts';
+
+export function registerSignUp(app: App, deps: AppDeps): void {
+  app.post(
+    '/v1/auth/signup',
+    {
+      schema: {
+        tags: ['account'],
+        summary: 'Create an account and start a session',
+        body: Type.Object(
+          {
+            email: Type.String({ minLength: 1, maxLength: 254, format: 'email' }),
+            password: Type.String({ minLength: 8, maxLength: 256 }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: UserBody, ...errorResponses(400, 403, 409, 413, 500) },
+      },
+      onRequest: async (request) => assertSameSite(request, deps.dashboardOrigins),
+    },
+    async (request, reply) => {
+      const { user, session } = await signUp(deps.ctx, request.body);
+      setSessionCookie(reply, session, deps.sessionCookie);
+      return reply.status(201).send(userBody(user));
+    },
+  );
+}

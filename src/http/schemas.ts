@@ -1,0 +1,57 @@
+import { type TSchema, Type } from 'typebox';
+
+/** Shared response shapes. Every route lists every status it can answer. */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String({ description: 'A message naming the problem.' }),
+    code: Type.Optional(
+      Type.String({ description: 'Stable machine-readable code (400 and 5xx answers).' }),
+    ),
+  },
+  { $id: 'ErrorBody', description: 'Error answer (DECISIONS.md section 3).' },
+);
+
+export const RateLimitBody = Type.Object(
+  {
+    error: Type.String(),
+    message: Type.String(),
+    success: Type.Literal(false),
+    limit: Type.Integer(),
+    used: Type.Integer(),
+    remaining: Type.Integer(),
+    reset_time: Type.Integer({ description: 'Unix seconds when the window resets.' }),
+    plan: Type.Optional(Type.String()),
+  },
+  { description: 'Rate limit exceeded (SPEC.md part 7 plus `error`).' },
+);
+
+export const SuccessBody = Type.Object({ success: Type.Boolean(), message: Type.String() });
+
+const ref = (description: string) =>
+  Type.Unsafe<{ error: string; code?: string }>({ ...Type.Ref('ErrorBody'), description });
+
+export const errors = {
+  400: ref('Malformed request; the message names the problem.'),
+  401: ref('Missing or invalid credentials.'),
+  403: ref('Cross-site request refused.'),
+  404: ref('Not found.'),
+  409: ref('Conflict.'),
+  413: ref('Body larger than 64 KiB.'),
+  429: RateLimitBody,
+  500: ref('Unexpected server error.'),
+  502: ref('The target could not be reached.'),
+  503: ref('Temporarily unavailable; retry after Retry-After seconds.'),
+  504: ref('Render deadline passed.'),
+} as const;
+
+/** Picks error responses for a route's schema. */
+export function errorResponses<K extends keyof typeof errors>(
+  ...statuses: K[]
+): Record<K, TSchema> {
+  const out = {} as Record<K, TSchema>;
+  for (const s of statuses) out[s] = errors[s];
+  return out;
+}
+
+export const IsoDateTime = Type.String({ format: 'date-time' });
+export const NullableIso = Type.Union([IsoDateTime, Type.Null()]);

@@ -1,0 +1,40 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export const sha256Hex = (value: string): string =>
+  createHash('sha256').update(value).digest('hex');
+
+/** Uniformly random base62 text from the CSPRNG (rejection sampling, no modulo bias). */
+export function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // 248 = 62 * 4: bytes at or above it would bias the first characters.
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+/** Fixed-width base62 of a non-negative integer. */
+export function toBase62(value: number, width: number): string {
+  let n = value;
+  let out = '';
+  for (let i = 0; i < width; i++) {
+    out = BASE62[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
+/** URL-safe random token with `bytes` bytes of entropy. */
+export const randomToken = (bytes: number): string => randomBytes(bytes).toString('base64url');
+
+/** Constant-time equality of two strings of equal length (false when lengths differ). */
+export function safeEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ab.length === bb.length && timingSafeEqual(ab, bb);
+}

@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+
+const CLI = path.resolve(import.meta.dirname, '..', 'src', 'cli', 'admin.ts');
+
+test('the operator CLI creates a user, changes the plan and shows usage', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cli-'));
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, [CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', DATA_DIR: dir, PASSWORD_HASH_COST: '12' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+  try {
+    const created = run(
+      'create-user',
+      '--email',
+      'Ops@Example.com',
+      '--password',
+      'long enough pw',
+    );
+    assert.equal(created.status, 0, created.stderr);
+    assert.match(created.stdout, /created user \d+ <ops@example.com> on plan free/);
+    const dup = run('create-user', '--email', 'ops@example.com', '--password', 'long enough pw');
+    assert.equal(dup.status, 1);
+    assert.match(dup.stderr, /already exists/);
+    const plan = run('set-plan', '--email', 'ops@example.com', '--plan', 'pro');
+    assert.equal(plan.status, 0, plan.stderr);
+    const usage = run('usage', '--email', 'ops@example.com');
+    assert.equal(usage.status, 0, usage.stderr);
+    assert.match(usage.stdout, /plan:\s+pro/);
+    assert.match(usage.stdout, /used:\s+0 of 5000/);
+    const bad = run('set-plan', '--email', 'ops@example.com', '--plan', 'gold');
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /--plan must be one of free, pro/);
+    assert.equal(run('frobnicate').status, 2);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

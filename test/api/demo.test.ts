@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { describeEachDatabase, startApp, type TestApp } from '../helpers/app.ts';
+import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
+
+const nextUtcMidnight = () => {
+  const d = new Date();
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1) / 1000;
+};
+
+describeEachDatabase('demo endpoint', (db) => {
+  let t: TestApp;
+  let site: FixtureSite;
+  before(async () => {
+    site = await startSite({ '/': page('<h1>demo</h1>'), '/other': page('<h1>other</h1>') });
+    t = await startApp({ db, env: { EGRESS_ALLOWLIST: site.hostPort } });
+  });
+  after(async () => {
+    await t.close();
+    await site.close();
+  });
+
+  const demo = (json: unknown, headers: Record<string, string> = {}) =>
+    t.fetch('/demo/screenshot', { method: 'POST', json, headers });
+
+  it('refuses bad input and private targets without counting them', async () => {
+    for (const [json, code] of [
+      [{ url: `${site.origin}/`, width: 500 }, 'invalid_request'],
+      [{}, 'invalid_request'],
+      [{ url: 'file:///etc/passwd' }, 'url_not_allowed'],
+      [{ url: 'http://169.254.169.254/' }, 'url_not_allowed'],
+      [{ url: 'http://localhost/' }, 'url_not_allowed'],
+      [{ url: 'http://[::ffff:10.0.0.1]/' }, 'url_not_allowed'],
+    ] as const) {
+      const res = await demo(json);
+      assert.equal(res.status, 400, JSON.stringify(json));
+      assert.equal(((await res.json()) as { code: string }).code, code);
+    }
+  });
+
+  it('captures a fixed 1280x720 PNG kept 24 hours, 5 per day, then the spec 429', async () => {
+    const statuses: number[] = [];
+    let first: { image_url: string; cached: boolean; expires_at: string } | undefined;
+    for (let i = 0; i < 5; i++) {
+      // An API key is ignored here.
+      const res = await demo({ url: `${site.origin}/` }, { 'x-api-key': 'sk_live_whatever' });
+      statuses.push(res.status);
+      const body = (await res.json()) as { image_url: string; cached: boolean; expires_at: string };
+      if (i === 0) first = body;
+      if (i === 0)
+        assert.deepEqual(Object.keys(body).sort(), ['cached', 'expires_at', 'image_url']);
+    }
+    assert.deepEqual(statuses, [201, 201, 201, 201, 201]);
+    assert.ok(first);
+    assert.equal(first.cached, false);
+    assert.ok(Math.abs(Date.parse(first.expires_at) - (Date.now() + 24 * 3_600_000)) < 60_000);
+    const img = await fetch(first.image_url);
+    assert.equal(img.headers.get('content-type'), 'image/png');
+    assert.deepEqual(imageSize(Buffer.from(await img.arrayBuffer())), {
+      format: 'png',
+      width: 1280,
+      height: 720,
+    });
+
+    // X-Forwarded-For is not believed without TRUST_PROXY.
+    const sixth = await demo({ url: `${site.origin}/other` }, { 'x-forwarded-for': '203.0.113.9' });
+    assert.equal(sixth.status, 429);
+    const body = (await sixth.json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), [
+      'error',
+      'limit',
+      'message',
+      'plan',
+      'remaining',
+      'reset_time',
+      'success',
+      'used',
+    ]);
+    assert.equal(body.plan, 'demo');
+    assert.equal(body.success, false);
+    assert.equal(body.limit, 5);
+    assert.equal(body.used, 5);
+    assert.equal(body.remaining, 0);
+    assert.equal(body.reset_time, nextUtcMidnight());
+    const retry = Number(sixth.headers.get('retry-after'));
+    assert.ok(retry > 0 && retry <= 86_400);
+  });
+});
+
+describeEachDatabase('demo behind a trusted proxy', (db) => {
+  let t: TestApp;
+  let site: FixtureSite;
+  before(async () => {
+    site = await startSite({ '/': page('<h1>demo</h1>') });
+    t = await startApp({ db, env: { EGRESS_ALLOWLIST: site.hostPort, TRUST_PROXY: '127.0.0.1' } });
+  });
+  after(async () => {
+    await t.close();
+    await site.close();
+  });
+
+  it('counts per forwarded client, and IPv6 clients by /64', async () => {
+    const demo = (ip: string) =>
+      t.fetch('/demo/screenshot', {
+        method: 'POST',
+        json: { url: `${site.origin}/` },
+        headers: { 'x-forwarded-for': ip },
+      });
+    for (let i = 0; i < 5; i++) assert.equal((await demo(`2001:db8:1:2::${i + 1}`)).status, 201);
+    // Same /64, another address: same allowance.
+    assert.equal((await demo('2001:db8:1:2:ffff::9')).status, 429);
+    // Another client is unaffected.
+    assert.equal((await demo('198.51.100.7')).status, 201);
+  });
+});

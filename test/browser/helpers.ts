@@ -1,0 +1,184 @@
+/**
+ * Helpers shared by the browser tests: a renderer on a throw-away data dir, complete render
+ * options, decoded pixels, and a look at our Chromium processes through /proc.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decode as decodeJpeg } from 'jpeg-js';
+import { PNG } from 'pngjs';
+import type { ChromiumRendererOptions } from '../../src/adapters/browser/chromium-renderer.ts';
+import { createChromiumRenderer } from '../../src/adapters/browser/chromium-renderer.ts';
+import { processesMentioning } from '../../src/adapters/browser/proc.ts';
+import type { Renderer, RenderOptions } from '../../src/adapters/browser/types.ts';
+import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
+
+export interface TestRenderer {
+  renderer: Renderer;
+  dataDir: string;
+  /** Renders with a deadline `timeoutMs` from now. */
+  render(
+    options: Partial<RenderOptions> & { url: string },
+    timeoutMs?: number,
+  ): ReturnType<Renderer['render']>;
+  close(): Promise<void>;
+}
+
+const consoleLogger = {
+  info: (obj: object, msg: string) => console.log('info', msg, JSON.stringify(obj)),
+  warn: (obj: object, msg: string) => console.log('warn', msg, JSON.stringify(obj)),
+  error: (obj: object, msg: string) => console.log('error', msg, JSON.stringify(obj)),
+};
+
+export function renderOptions(options: Partial<RenderOptions> & { url: string }): RenderOptions {
+  return {
+    format: 'png',
+    quality: 80,
+    width: 400,
+    height: 300,
+    fullPage: false,
+    deviceScaleFactor: 1,
+    waitUntil: 'load',
+    delay: 0,
+    waitForSelector: null,
+    selector: null,
+    darkMode: false,
+    reducedMotion: false,
+    hideSelectors: [],
+    omitBackground: false,
+    ...options,
+  };
+}
+
+export async function startRenderer(
+  options: Partial<Omit<ChromiumRendererOptions, 'dataDir'>> = {},
+): Promise<TestRenderer> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'browser-test-'));
+  const renderer = await createChromiumRenderer({
+    concurrency: 2,
+    queueSize: 10,
+    maxPageHeight: 16_384,
+    // BROWSER_TEST_LOG=1 prints the renderer's log lines while debugging a test.
+    ...(process.env.BROWSER_TEST_LOG ? { logger: consoleLogger } : {}),
+    ...options,
+    dataDir,
+  });
+  return {
+    renderer,
+    dataDir,
+    render: (options, timeoutMs = 15_000) =>
+      renderer.render(renderOptions(options), { deadline: Date.now() + timeoutMs }),
+    close: async () => {
+      await renderer.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Live processes started for this renderer (their command line names its data dir). */
+export const chromiumProcesses = (dataDir: string): number[] =>
+  processesMentioning(join(dataDir, 'chromium'));
+
+/** Our renderer processes (one per page, roughly). */
+export function rendererPids(dataDir: string): number[] {
+  return chromiumProcesses(dataDir).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The browser process: the one of ours that is not a --type= child. */
+export function browserPid(dataDir: string): number {
+  for (const pid of chromiumProcesses(dataDir)) {
+    let cmd: string;
+    try {
+      cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (cmd.includes('--remote-debugging-pipe') && !cmd.includes('--type=')) return pid;
+  }
+  throw new Error('no browser process found');
+}
+
+export interface Pixels {
+  width: number;
+  height: number;
+  /** RGBA at (x, y). */
+  at(x: number, y: number): [number, number, number, number];
+}
+
+export function decodeImage(image: Buffer): Pixels {
+  let width: number;
+  let height: number;
+  let data: Uint8Array;
+  if (image[0] === 0x89) {
+    const png = PNG.sync.read(image);
+    ({ width, height, data } = png);
+  } else {
+    const jpeg = decodeJpeg(image, { useTArray: true, formatAsRGBA: true });
+    ({ width, height, data } = jpeg);
+  }
+  return {
+    width,
+    height,
+    at(x, y) {
+      const i = (y * width + x) * 4;
+      return [data[i] ?? -1, data[i + 1] ?? -1, data[i + 2] ?? -1, data[i + 3] ?? -1];
+    },
+  };
+}
+
+/** Whether two colours are within `tolerance` per channel (JPEG and scaling blur edges). */
+export function near(actual: number[], expected: number[], tolerance = 8): boolean {
+  return expected.every((v, i) => Math.abs((actual[i] ?? -999) - v) <= tolerance);
+}
+
+export function assertColor(
+  pixels: Pixels,
+  x: number,
+  y: number,
+  expected: number[],
+  label: string,
+  tolerance = 8,
+): void {
+  const actual = pixels.at(x, y);
+  assert.ok(
+    near(actual, expected, tolerance),
+    `${label}: pixel (${x},${y}) is ${actual.join(',')}, expected ${expected.join(',')}`,
+  );
+}
+
+/** Asserts that `promise` rejects with an AppError of `code` (and a message matching `message`). */
+export async function rejectsWith(
+  promise: Promise<unknown>,
+  code: ErrorCode,
+  message?: RegExp,
+): Promise<AppError> {
+  try {
+    await promise;
+  } catch (err) {
+    assert.ok(err instanceof AppError, `expected AppError ${code}, got ${String(err)}`);
+    assert.equal(err.code, code, `expected ${code}, got ${err.code}: ${err.message}`);
+    if (message) assert.match(err.message, message);
+    return err;
+  }
+  assert.fail(`expected AppError ${code}, but it resolved`);
+}
+
+/** A solid-colour PNG of the given size. */
+export function solidPng(width: number, height: number, rgb: [number, number, number]): Buffer {
+  const png = new PNG({ width, height });
+  for (let i = 0; i < width * height; i++) {
+    png.data[i * 4] = rgb[0];
+    png.data[i * 4 + 1] = rgb[1];
+    png.data[i * 4 + 2] = rgb[2];
+    png.data[i * 4 + 3] = 255;
+  }
+  return PNG.sync.write(png);
+}

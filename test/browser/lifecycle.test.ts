@@ -1,0 +1,220 @@
+/**
+ * The browser's life: a crash mid-capture, recycling by count and by memory, the sweep of
+ * profiles left by an earlier run, and a close that leaves no process and no directory behind.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createChromiumRenderer } from '../../src/adapters/browser/chromium-renderer.ts';
+import { isAlive } from '../../src/adapters/browser/proc.ts';
+import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
+import {
+  browserPid,
+  chromiumProcesses,
+  rejectsWith,
+  rendererPids,
+  renderOptions,
+  startRenderer,
+  type TestRenderer,
+} from './helpers.ts';
+
+async function until(condition: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!condition() && Date.now() < end) await sleep(50);
+  assert.ok(condition(), 'condition not reached in time');
+}
+
+const profiles = (dataDir: string): string[] => {
+  const dir = join(dataDir, 'chromium');
+  return existsSync(dir) ? readdirSync(dir) : [];
+};
+
+describe('browser lifecycle', () => {
+  let site: FixtureSite;
+  const held = new Set<ServerResponse>();
+
+  before(async () => {
+    site = await startSite({
+      '/ok': page('<p>ok</p>'),
+      '/held': (_req, res) => {
+        held.add(res);
+        res.on('close', () => held.delete(res));
+      },
+    });
+  });
+  after(async () => {
+    for (const res of held) res.destroy();
+    await site?.close();
+  });
+
+  describe('crash', () => {
+    let t: TestRenderer;
+    before(async () => {
+      t = await startRenderer({ concurrency: 2 });
+    });
+    after(async () => {
+      await t?.close();
+    });
+
+    it('SIGKILL of Chromium mid-capture fails that capture; the next one succeeds', async () => {
+      const oldPid = browserPid(t.dataDir);
+      const [oldProfile] = profiles(t.dataDir);
+      const capture = t.render({ url: `${site.origin}/held` }, 20_000);
+      await until(() => held.size === 1);
+      process.kill(oldPid, 'SIGKILL');
+      const started = Date.now();
+      await rejectsWith(capture, 'internal_error', /browser crashed/);
+      assert.ok(Date.now() - started < 2_000, 'failed promptly');
+      const next = await t.render({ url: `${site.origin}/ok` }, 20_000);
+      assert.equal(next.targetStatus, 200);
+      assert.equal(t.renderer.stats().restarts, 1);
+      assert.equal(t.renderer.ready(), true);
+      assert.notEqual(browserPid(t.dataDir), oldPid);
+      // The dead browser's tree and profile are gone.
+      await until(() => !profiles(t.dataDir).includes(oldProfile as string));
+      assert.equal(isAlive(oldPid), false);
+    });
+  });
+
+  it('a renderer process killed mid-capture fails that capture; the next one succeeds', async () => {
+    const t = await startRenderer({ concurrency: 1 });
+    try {
+      const capture = rejectsWith(
+        t.render({ url: `${site.origin}/held` }, 20_000),
+        'internal_error',
+        /page crashed/,
+      );
+      await until(() => held.size >= 1);
+      // Every renderer of ours: the capturing page's and those of idle pages alike.
+      for (const pid of rendererPids(t.dataDir)) process.kill(pid, 'SIGKILL');
+      await capture;
+      const next = await t.render({ url: `${site.origin}/ok` });
+      assert.equal(next.targetStatus, 200);
+      assert.equal(t.renderer.stats().restarts, 0, 'the browser itself was not restarted');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a URL that is not http(s) never reaches Chromium', async () => {
+    const t = await startRenderer({ concurrency: 1 });
+    try {
+      for (const url of ['file:///etc/passwd', 'chrome://version', 'javascript:alert(1)']) {
+        await rejectsWith(t.render({ url }), 'url_not_allowed');
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('close() leaves no process and no profile behind; later renders are refused', async () => {
+    const t = await startRenderer({ concurrency: 2 });
+    try {
+      await t.render({ url: `${site.origin}/ok` });
+      assert.ok(chromiumProcesses(t.dataDir).length > 2);
+      await t.renderer.close();
+      assert.deepEqual(chromiumProcesses(t.dataDir), []);
+      assert.deepEqual(profiles(t.dataDir), []);
+      assert.equal(t.renderer.ready(), false);
+      await rejectsWith(t.render({ url: `${site.origin}/ok` }), 'unavailable');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('close() during a capture fails it as unavailable and still cleans up', async () => {
+    const t = await startRenderer({ concurrency: 1 });
+    try {
+      const capture = rejectsWith(t.render({ url: `${site.origin}/held` }, 20_000), 'unavailable');
+      await until(() => held.size >= 1);
+      await t.renderer.close();
+      await capture;
+      assert.deepEqual(chromiumProcesses(t.dataDir), []);
+      assert.deepEqual(profiles(t.dataDir), []);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('start sweeps profiles of dead owners, killing their processes, and keeps live ones', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'browser-sweep-'));
+    const stale = join(dataDir, 'chromium', 'stale');
+    const live = join(dataDir, 'chromium', 'live');
+    mkdirSync(join(stale, 'profile'), { recursive: true });
+    mkdirSync(live, { recursive: true });
+    // An owner that has exited: its pid is not alive any more.
+    const gone = spawn(process.execPath, ['-e', '0']);
+    await new Promise((resolve) => gone.once('exit', resolve));
+    writeFileSync(join(stale, 'owner'), `${gone.pid}\n`);
+    writeFileSync(join(live, 'owner'), `${process.pid}\n`);
+    // A leftover process still running on the stale profile (stands in for an orphaned Chromium).
+    const orphan = spawn(
+      process.execPath,
+      ['-e', 'setTimeout(() => {}, 60000)', `--user-data-dir=${stale}/profile`],
+      {
+        detached: true,
+        stdio: 'ignore',
+      },
+    );
+    await until(() => orphan.pid !== undefined && isAlive(orphan.pid));
+    const renderer = await createChromiumRenderer({
+      dataDir,
+      concurrency: 1,
+      queueSize: 1,
+      maxPageHeight: 16_384,
+    });
+    try {
+      assert.equal(existsSync(stale), false, 'stale profile removed');
+      assert.equal(existsSync(live), true, 'profile of a live owner kept');
+      await until(() => !isAlive(orphan.pid as number));
+    } finally {
+      await renderer.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('contexts and browsers are recycled by count; every capture still succeeds', async () => {
+    const t = await startRenderer({ concurrency: 1, recycleAfter: 2, browserRecycleAfter: 4 });
+    try {
+      const first = browserPid(t.dataDir);
+      // A replacement launches in the background while captures go on, so count captures
+      // until two replacements happened (about 4 captures each, plus launch time).
+      let captures = 0;
+      while (t.renderer.stats().restarts < 2 && captures < 40) {
+        const result = await t.render({ url: `${site.origin}/ok` });
+        assert.equal(result.targetStatus, 200);
+        captures++;
+      }
+      assert.ok(t.renderer.stats().restarts >= 2, `restarts: ${t.renderer.stats().restarts}`);
+      await t.render({ url: `${site.origin}/ok` });
+      assert.notEqual(browserPid(t.dataDir), first);
+      // Replaced browsers are closed once drained: one profile, one browser left.
+      await until(() => profiles(t.dataDir).length === 1);
+      assert.equal(isAlive(first), false);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a browser over its memory limit is replaced before the old one closes', async () => {
+    const t = await startRenderer({ concurrency: 1, maxBrowserRssBytes: 1 });
+    try {
+      const first = browserPid(t.dataDir);
+      await t.render({ url: `${site.origin}/ok` });
+      await until(() => t.renderer.stats().restarts >= 1);
+      await until(() => !isAlive(first));
+      const result = await t.renderer.render(renderOptions({ url: `${site.origin}/ok` }), {
+        deadline: Date.now() + 15_000,
+      });
+      assert.equal(result.targetStatus, 200);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { startApp, type TestApp } from './helpers/app.ts';
+
+const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'main.ts');
+
+function boot(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [MAIN], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOST: '127.0.0.1',
+        PORT: '0',
+        LOG_LEVEL: 'silent',
+        ...env,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr });
+    });
+  });
+}
+
+describe('configuration at boot', () => {
+  it('refuses to start and lists every problem', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cfg-'));
+    const { code, stderr } = await boot({
+      DATA_DIR: dir,
+      PORT: 'eighty',
+      DATABASE_URL: 'mysql://x',
+      LOG_LEVEL: 'loud',
+      RENDER_CONCURRENCY: '0',
+      TRUST_PROXY: 'everyone',
+    });
+    assert.equal(code, 78);
+    for (const name of ['PORT', 'DATABASE_URL', 'LOG_LEVEL', 'RENDER_CONCURRENCY', 'TRUST_PROXY']) {
+      assert.match(stderr, new RegExp(name), `${name} named in:\n${stderr}`);
+    }
+  });
+
+  it('refuses a PLANS_FILE with unknown plans, fields or bad values', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cfg-'));
+    const file = path.join(dir, 'plans.json');
+    await writeFile(
+      file,
+      JSON.stringify({
+        enterprise: {},
+        free: { monthly_quota: -1, colour: 'red', formats: ['gif'] },
+      }),
+    );
+    const { code, stderr } = await boot({ DATA_DIR: dir, PLANS_FILE: file });
+    assert.equal(code, 78);
+    assert.match(stderr, /unknown plan "enterprise"/);
+    assert.match(stderr, /free\.monthly_quota/);
+    assert.match(stderr, /free\.colour is not a plan field/);
+    assert.match(stderr, /free\.formats/);
+    await writeFile(file, '{not json');
+    const broken = await boot({ DATA_DIR: dir, PLANS_FILE: file });
+    assert.equal(broken.code, 78);
+    assert.match(broken.stderr, /not valid JSON/);
+  });
+});
+
+describe('PLANS_FILE overrides', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({
+      db: 'sqlite',
+      plans: { free: { monthly_quota: 7, full_page: false }, pro: { rate_per_minute: 120 } },
+    });
+  });
+  after(() => t.close());
+
+  it('applies overridden fields and keeps the rest of each plan', async () => {
+    const res = await t.fetch('/v1/plans');
+    const { data } = (await res.json()) as { data: Array<Record<string, unknown>> };
+    const free = data.find((p) => p.name === 'free');
+    const pro = data.find((p) => p.name === 'pro');
+    assert.equal(free?.monthly_quota, 7);
+    assert.equal(free?.full_page, false);
+    assert.equal(free?.rate_per_minute, 5);
+    assert.equal(pro?.rate_per_minute, 120);
+    assert.equal(pro?.monthly_quota, 5000);
+  });
+});

@@ -1,0 +1,412 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { PASSWORD, startApp, type TestApp, uniqueEmail } from '../helpers/app.ts';
+import { type FixtureSite, page as html, sleep, startSite } from '../helpers/fixtures.ts';
+import {
+  buildWeb,
+  DESKTOP,
+  launchBrowser,
+  layoutShift,
+  newContext,
+  PHONE,
+  settle,
+  snapshot,
+  unlabelledFields,
+} from '../helpers/web.ts';
+
+/**
+ * The dashboard in Chromium against the real app: one new user's whole journey, in order
+ * (each step builds on the previous one), then the login errors and a keyboard-only signup
+ * in fresh contexts.
+ */
+describe('dashboard (browser)', () => {
+  let t: TestApp;
+  let site: FixtureSite;
+  let browser: Browser;
+  let context: BrowserContext;
+  let problems: string[];
+  let page: Page;
+  const email = uniqueEmail('e2e');
+  let apiKey = '';
+
+  before(async () => {
+    await buildWeb();
+    site = await startSite({
+      '/': html('<main style="font:48px sans-serif;padding:40px;background:#bfdbfe">Blue</main>'),
+      '/pro': html('<main style="font:48px sans-serif;padding:40px;background:#bbf7d0">Pro</main>'),
+    });
+    t = await startApp({ db: 'sqlite', env: { EGRESS_ALLOWLIST: site.hostPort } });
+    browser = await launchBrowser();
+    ({ context, problems } = await newContext(browser, { origin: t.url }));
+    page = await context.newPage();
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+    await site?.close();
+  });
+
+  const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true });
+  const nav = (name: string) =>
+    page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link', { name, exact: true });
+  const notice = (text: string | RegExp) => page.locator('.notice').filter({ hasText: text });
+
+  it('a new user signs up and lands on the overview', async () => {
+    await page.goto(`${t.url}/dashboard`);
+    // Signed out: the login form, at its own address.
+    await heading('Log in').waitFor();
+    assert.equal(new URL(page.url()).pathname, '/dashboard/login');
+    await snapshot(page, 'dashboard-login');
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await heading('Create your account').waitFor();
+    assert.equal(new URL(page.url()).pathname, '/dashboard/signup');
+    assert.deepEqual(await unlabelledFields(page), []);
+    await snapshot(page, 'dashboard-signup');
+
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await heading('Overview').waitFor();
+    assert.equal(new URL(page.url()).pathname, '/dashboard');
+    const header = page.locator('.app-header');
+    assert.match(await header.innerText(), new RegExp(email.replace(/[.+]/g, '\\$&')));
+    assert.match(await header.locator('.badge').innerText(), /^Free/);
+    // The overview loads its numbers after the page appears.
+    await page.getByRole('progressbar', { name: 'Monthly quota used' }).waitFor();
+    assert.match(await page.locator('.stat').first().innerText(), /0\s+of 100/);
+  });
+
+  it('creates a named key, shown once, and copies it', async () => {
+    await nav('API keys').click();
+    await heading('API keys').waitFor();
+    await page.locator('.empty').filter({ hasText: 'No keys yet' }).waitFor();
+    await page.getByLabel('Key name').fill('laptop');
+    await page.getByRole('button', { name: 'Create key' }).click();
+
+    const reveal = page.getByLabel('New API key');
+    await reveal.waitFor();
+    apiKey = await reveal.inputValue();
+    assert.match(apiKey, /^sk_live_[A-Za-z0-9]{32,}$/);
+    assert.ok(await page.getByText('You will not see this again.').isVisible());
+    await page.getByRole('button', { name: 'Copy key' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), apiKey);
+
+    const row = page.locator('tbody tr').filter({ hasText: 'laptop' });
+    await row.waitFor();
+    assert.match(await row.innerText(), new RegExp(`${apiKey.slice(0, 12)}…`));
+    assert.match(await row.innerText(), /Never/);
+    assert.equal(await row.locator('code').innerText(), `${apiKey.slice(0, 12)}…`);
+    assert.deepEqual(await unlabelledFields(page), []);
+    await snapshot(page, 'dashboard-keys-new');
+  });
+
+  it('runs a capture in the playground with that key and shows it as curl', async () => {
+    await page.getByRole('link', { name: 'Try it in the playground' }).click();
+    await heading('Playground').waitFor();
+    // The key created in this tab is filled in.
+    assert.equal(await page.getByLabel('API key').inputValue(), apiKey);
+    await page.getByLabel('Page URL').fill(`${site.origin}/`);
+    await page.getByLabel('Width').fill('800');
+    await page.getByLabel('Height').fill('600');
+
+    const curl = await page.getByLabel('The request as a curl command').innerText();
+    assert.match(curl, new RegExp(`^curl -X POST ${t.url}/v1/screenshots`));
+    assert.ok(curl.includes(`-H "X-API-Key: ${apiKey.slice(0, 12)}…"`), curl);
+    const body = JSON.parse(curl.slice(curl.indexOf("-d '") + 4, curl.lastIndexOf("'")));
+    assert.deepEqual(body, { url: `${site.origin}/`, format: 'png', width: 800, height: 600 });
+    assert.ok(!curl.includes(apiKey), 'the full key is not displayed');
+    await page.getByRole('button', { name: 'Copy command' }).click();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    assert.ok(copied.includes(`X-API-Key: ${apiKey}`), 'the copied command has the real key');
+
+    await page.getByRole('button', { name: 'Run capture' }).click();
+    const image = page.getByRole('img', { name: /^Capture result, 800×600 PNG/ });
+    await image.waitFor({ timeout: 30_000 });
+    await settle(page);
+    assert.equal(await image.evaluate((img: HTMLImageElement) => img.naturalWidth), 800);
+    const facts = await page.locator('.facts').innerText();
+    assert.match(facts, /1 of 100 used this month/);
+    assert.match(facts, /Rendered/);
+    assert.deepEqual(await unlabelledFields(page), []);
+    await snapshot(page, 'dashboard-playground');
+  });
+
+  it('sees usage go up on the overview, with today in the chart', async () => {
+    await nav('Overview').click();
+    await heading('Overview').waitFor();
+    const meter = page.getByRole('progressbar', { name: 'Monthly quota used' });
+    await meter.waitFor();
+    assert.equal(await meter.getAttribute('aria-valuenow'), '1');
+    assert.equal(await meter.getAttribute('aria-valuemax'), '100');
+    assert.match(await page.locator('.stat').first().innerText(), /1\s+of 100/);
+    assert.match(await page.locator('.stat').nth(1).innerText(), /5 per minute/);
+    assert.match(await page.locator('.stat').first().innerText(), /resets on/);
+    const today = page.locator('.chart-bar.is-today');
+    assert.match((await today.getAttribute('title')) ?? '', /: 1$/);
+    assert.match(
+      (await page.locator('.chart-bars').getAttribute('aria-label')) ?? '',
+      /^1 screenshot this period/,
+    );
+    await snapshot(page, 'dashboard-overview');
+  });
+
+  it('explains that screenshot history is a Pro feature on Free', async () => {
+    await nav('Screenshots').click();
+    await heading('Screenshots').waitFor();
+    await page.getByRole('heading', { name: 'Screenshot history is a Pro feature' }).waitFor();
+    await snapshot(page, 'dashboard-screenshots-free');
+  });
+
+  it('upgrades through the local checkout and sees Pro', async () => {
+    await nav('Billing').click();
+    await heading('Billing').waitFor();
+    const facts = page.locator('.facts');
+    await facts.filter({ hasText: 'No subscription' }).waitFor();
+    await page.locator('.comparison').waitFor();
+    await snapshot(page, 'dashboard-billing-free');
+
+    await page.getByRole('button', { name: /^Upgrade to Pro \(\$9 per month\)$/ }).click();
+    await page.waitForURL(/\/billing\/local\/checkout\//);
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.waitForURL(/\/dashboard$/);
+    await notice('You are on Pro now.').waitFor({ timeout: 30_000 });
+    assert.match(await page.locator('.app-header .badge').innerText(), /^Pro/);
+    // The address no longer carries ?billing=success, so a reload does not repeat it.
+    assert.equal(new URL(page.url()).search, '');
+    await snapshot(page, 'dashboard-upgraded');
+
+    await nav('Billing').click();
+    await facts.filter({ hasText: 'Active' }).waitFor();
+    assert.match(await facts.innerText(), /Renews on\s+\w{3} \d+, \d{4}/);
+    assert.ok(await page.getByRole('button', { name: 'Manage subscription' }).isVisible());
+    assert.equal(await page.getByRole('button', { name: /Upgrade to Pro/ }).count(), 0);
+    await snapshot(page, 'dashboard-billing-pro');
+  });
+
+  it('captures as Pro (key pasted after the round trip) and sees the history', async () => {
+    await nav('Playground').click();
+    await heading('Playground').waitFor();
+    // The checkout left the page, and the dashboard keeps keys in memory only.
+    assert.equal(await page.getByLabel('API key').inputValue(), '');
+    await page.getByRole('button', { name: 'Run capture' }).click();
+    await notice('Paste an API key first').waitFor();
+    await page.getByLabel('API key').fill(apiKey);
+    await page.getByLabel('Page URL').fill(`${site.origin}/pro`);
+    // Pro shows its own options.
+    await page.getByLabel('Device scale').selectOption('2');
+    await page.getByRole('button', { name: 'Run capture' }).click();
+    await page.getByRole('img', { name: /^Capture result, 2560×1600 PNG/ }).waitFor({
+      timeout: 30_000,
+    });
+    assert.match(await page.locator('.facts').innerText(), /2 of 5,000 used this month/);
+
+    await nav('Screenshots').click();
+    await heading('Screenshots').waitFor();
+    const card = page.locator('.shot').filter({ hasText: `${site.hostPort}/pro` });
+    await card.waitFor();
+    assert.equal(await page.locator('.shot').count(), 1);
+    const text = await card.innerText();
+    // The image size in pixels: the 1280×800 viewport at twice the density.
+    assert.match(text, /PNG · 2560×1600 px · 2× scale/);
+    assert.match(text, /expires in 30 days/);
+    const thumb = card.getByRole('img', { name: `Screenshot of ${site.hostPort}/pro` });
+    await settle(page);
+    assert.ok((await thumb.evaluate((img: HTMLImageElement) => img.naturalWidth)) > 0);
+    await snapshot(page, 'dashboard-screenshots-pro');
+  });
+
+  it('deletes a screenshot after confirming, and its image is gone', async () => {
+    const card = page.locator('.shot').filter({ hasText: `${site.hostPort}/pro` });
+    const imageUrl = await card.getByRole('img').getAttribute('src');
+    assert.ok(imageUrl);
+    assert.equal((await fetch(imageUrl)).status, 200);
+
+    await card.getByRole('button', { name: /^Delete/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this screenshot?' });
+    await dialog.waitFor();
+    // Cancel is focused first, so a stray Enter destroys nothing.
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Cancel');
+    await snapshot(page, 'dashboard-screenshot-delete-dialog');
+    await dialog.getByRole('button', { name: 'Delete screenshot' }).click();
+    await notice(/The screenshot of .* is deleted/).waitFor();
+    await page.locator('.empty').filter({ hasText: 'No screenshots yet' }).waitFor();
+    assert.equal((await fetch(imageUrl)).status, 404);
+  });
+
+  it('revokes the key after confirming, and the API refuses it', async () => {
+    assert.equal((await t.fetch('/v1/usage', { headers: { 'x-api-key': apiKey } })).status, 200);
+    await nav('API keys').click();
+    await heading('API keys').waitFor();
+    const row = page.locator('tbody tr').filter({ hasText: 'laptop' });
+    await row.waitFor();
+    // Used twice by now.
+    assert.doesNotMatch(await row.innerText(), /Never/);
+    await row.getByRole('button', { name: 'Revoke laptop' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
+    await dialog.waitFor();
+    assert.match(await dialog.innerText(), /stops working at once/);
+    // Escape cancels.
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await row.count(), 1);
+
+    await row.getByRole('button', { name: 'Revoke laptop' }).click();
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await notice(/The key “laptop” is revoked/).waitFor();
+    await page.locator('.empty').filter({ hasText: 'No keys yet' }).waitFor();
+
+    const refused = await t.fetch('/v1/usage', { headers: { 'x-api-key': apiKey } });
+    assert.equal(refused.status, 401);
+    assert.deepEqual(await refused.json(), { error: 'unauthorized' });
+
+    // The playground says so in words too.
+    await nav('Playground').click();
+    await page.getByLabel('API key').fill(apiKey);
+    await page.getByRole('button', { name: 'Run capture' }).click();
+    await notice('The API key was refused: it is mistyped, or it has been revoked.').waitFor();
+  });
+
+  it('logs out', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await heading('Log in').waitFor();
+    await notice('You are logged out.').waitFor();
+    assert.equal((await page.request.get(`${t.url}/v1/auth/me`)).status(), 401);
+  });
+
+  it('shows wrong-password and missing-field errors on the login form', async () => {
+    const fresh = await newContext(browser);
+    const login = await fresh.context.newPage();
+    try {
+      await login.goto(`${t.url}/dashboard/login`);
+      await login.getByRole('heading', { name: 'Log in' }).waitFor();
+      await login.getByRole('button', { name: 'Log in' }).click();
+      assert.equal(await login.getByText('Enter your email address.').count(), 1);
+      assert.equal(await login.getByText('Enter your password.').count(), 1);
+      assert.equal(await login.getByLabel('Email').getAttribute('aria-invalid'), 'true');
+      assert.equal(
+        await login.evaluate(() => document.activeElement?.id),
+        await login.getByLabel('Email').getAttribute('id'),
+      );
+
+      await login.getByLabel('Email').fill(email);
+      await login.getByLabel('Password').fill('not the password');
+      await login.getByRole('button', { name: 'Log in' }).click();
+      const alert = login.getByRole('alert').filter({ hasText: 'Wrong email or password' });
+      await alert.waitFor();
+      assert.equal(
+        (await alert.innerText()).trim(),
+        'Wrong email or password. Check both and try again.',
+      );
+      // No status codes or error codes in the words.
+      assert.doesNotMatch(await login.locator('main').innerText(), /401|unauthorized/i);
+      await snapshot(login, 'dashboard-login-error');
+
+      await login.getByLabel('Password').fill(PASSWORD);
+      await login.getByRole('button', { name: 'Log in' }).click();
+      await login.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      assert.deepEqual(fresh.problems, []);
+    } finally {
+      await fresh.context.close();
+    }
+  });
+
+  it('signs up with the keyboard alone, in a sensible focus order', async () => {
+    const fresh = await newContext(browser);
+    const kb = await fresh.context.newPage();
+    try {
+      await kb.goto(`${t.url}/dashboard/signup`);
+      await kb.getByRole('heading', { name: 'Create your account' }).waitFor();
+      const focused = () =>
+        kb.evaluate(() => {
+          const el = document.activeElement as HTMLElement | null;
+          if (!el) return '';
+          const label = (el as HTMLInputElement).labels?.[0]?.textContent;
+          return `${el.tagName.toLowerCase()}:${(label ?? el.textContent ?? '').trim()}`;
+        });
+      const order: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        await kb.keyboard.press('Tab');
+        order.push(await focused());
+      }
+      assert.deepEqual(order, [
+        'a:Shotsmith',
+        'input:Email',
+        'input:Password',
+        'button:Create account',
+        'a:Log in',
+      ]);
+      // The focused field is visibly marked.
+      await kb.keyboard.press('Shift+Tab');
+      await kb.keyboard.press('Shift+Tab');
+      await kb.keyboard.press('Shift+Tab');
+      assert.equal(await focused(), 'input:Email');
+      const outline = await kb.evaluate(
+        () => getComputedStyle(document.activeElement as Element).outlineStyle,
+      );
+      assert.equal(outline, 'solid');
+
+      await kb.keyboard.type(uniqueEmail('keyboard'));
+      await kb.keyboard.press('Tab');
+      await kb.keyboard.type('short');
+      await kb.keyboard.press('Enter');
+      // Too short: the error is read out with the field and focus goes back to it.
+      await kb.getByText('Use at least 8 characters.').waitFor();
+      assert.equal(await focused(), 'input:Password');
+      await kb.keyboard.press('Control+A');
+      await kb.keyboard.type(PASSWORD);
+      await kb.keyboard.press('Tab');
+      assert.equal(await focused(), 'button:Create account');
+      await kb.keyboard.press('Enter');
+      await kb.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      // Focus moved to the new page's heading, ready for the next Tab.
+      assert.equal(await focused(), 'h1:Overview');
+      await kb.keyboard.press('Tab');
+      assert.match(await focused(), /^(a|button):/);
+      assert.deepEqual(fresh.problems, []);
+    } finally {
+      await fresh.context.close();
+    }
+  });
+
+  it('does not jump while its pages load, even on a slow API', async () => {
+    const fresh = await newContext(browser);
+    const slow = await fresh.context.newPage();
+    try {
+      await slow.goto(`${t.url}/dashboard/login`);
+      await slow.getByLabel('Email').fill(email);
+      await slow.getByLabel('Password').fill(PASSWORD);
+      await slow.getByRole('button', { name: 'Log in' }).click();
+      await slow.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      await slow.route('**/v1/**', async (route) => {
+        await sleep(500);
+        await route.continue();
+      });
+      for (const size of [DESKTOP, PHONE]) {
+        await slow.setViewportSize(size);
+        for (const [path, ready] of [
+          ['/dashboard', '.chart[aria-busy="false"]'],
+          ['/dashboard/keys', '.empty, tbody tr:not([aria-hidden])'],
+          ['/dashboard/billing', '.comparison'],
+          ['/dashboard/screenshots', '.shots > li:not([aria-hidden]), .empty'],
+          ['/dashboard/playground', 'form'],
+        ] as const) {
+          await slow.goto(`${t.url}${path}`);
+          await slow.locator(ready).first().waitFor({ timeout: 15_000 });
+          // Whatever is still on its way (plans for the playground) lands too.
+          await slow.waitForLoadState('networkidle');
+          await settle(slow);
+          const shift = await layoutShift(slow);
+          assert.ok(shift < 0.005, `${path} at ${size.width}px: layout shift ${shift}`);
+        }
+      }
+    } finally {
+      await fresh.context.close();
+    }
+  });
+
+  it('loaded every page with no script errors and no Content-Security-Policy violations', () => {
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,120 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { freePort } from './app.ts';
+
+const MAIN = path.resolve(import.meta.dirname, '..', '..', 'src', 'main.ts');
+const READY_TIMEOUT_MS = 60_000;
+
+/** A service node running as its own process (`node src/main.ts`), as in production. */
+export interface NodeProcess {
+  name: string;
+  url: string;
+  port: number;
+  /** What the process wrote to stdout and stderr so far. */
+  output(): string;
+  fetch(path: string, init?: RequestInit & { json?: unknown; cookie?: string }): Promise<Response>;
+  /** SIGTERM, then SIGKILL after a grace period; removes its data directory. */
+  stop(): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+// A test process that dies must not leave nodes (and their browsers) behind.
+process.once('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Starts a node with `env` on top of a test baseline (loopback only, fast password
+ * hashing, one render slot: the machine has two cores) and waits until it listens.
+ * `ready` (default true) also waits for /readyz, i.e. the browser is up.
+ */
+export async function startNode(
+  name: string,
+  env: Record<string, string>,
+  options: { ready?: boolean } = {},
+): Promise<NodeProcess> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const dataDir = await mkdtemp(path.join(tmpdir(), `shotsmith-${name}-`));
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? dataDir,
+      NODE_ENV: 'test',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      PUBLIC_URL: url,
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      PASSWORD_HASH_COST: '12',
+      RENDER_CONCURRENCY: '1',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let output = '';
+  child.stdout?.on('data', (chunk) => {
+    output += String(chunk);
+  });
+  child.stderr?.on('data', (chunk) => {
+    output += String(chunk);
+  });
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    });
+  });
+  let gone = false;
+  void exited.then(() => {
+    gone = true;
+  });
+
+  const node: NodeProcess = {
+    name,
+    url,
+    port,
+    output: () => output,
+    fetch: (p, init = {}) => {
+      const { json, cookie, headers, ...rest } = init;
+      const h = new Headers(headers);
+      if (json !== undefined) h.set('content-type', 'application/json');
+      if (cookie) h.set('cookie', cookie);
+      return fetch(`${url}${p}`, {
+        ...rest,
+        headers: h,
+        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+      });
+    },
+    stop: async () => {
+      if (!gone) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+
+  const probe = options.ready === false ? '/healthz' : '/readyz';
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (gone) {
+      await node.stop();
+      throw new Error(`node ${name} exited during start:\n${output}`);
+    }
+    const res = await fetch(`${url}${probe}`).catch(() => null);
+    if (res?.status === 200) break;
+    await res?.body?.cancel();
+    if (Date.now() > deadline) {
+      await node.stop();
+      throw new Error(`node ${name} not ready within ${READY_TIMEOUT_MS} ms:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return node;
+}

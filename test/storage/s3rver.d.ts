@@ -1,0 +1,21 @@
+// Minimal types for the parts of s3rver (no bundled types) that the storage tests use.
+declare module 's3rver' {
+  import type { AddressInfo } from 'node:net';
+
+  interface S3rverOptions {
+    address?: string;
+    port?: number;
+    silent?: boolean;
+    directory?: string;
+    resetOnClose?: boolean;
+    configureBuckets?: { name: string; configs?: (string | Buffer)[] }[];
+  }
+
+  class S3rver {
+    constructor(options?: S3rverOptions);
+    run(): Promise<AddressInfo>;
+    close(): Promise<void>;
+  }
+
+  export = S3rver;
+}

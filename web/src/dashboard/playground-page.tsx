@@ -1,0 +1,385 @@
+import { type FormEvent, useId, useMemo, useState } from 'react';
+import { ApiError, apiCall, apiOrigin } from '../shared/api.ts';
+import { CopyButton } from '../shared/copy-button.tsx';
+import { formatDateTime, formatNumber, normalizeUrl, shortUrl } from '../shared/format.ts';
+import { fetchPlans, type Plan } from '../shared/plans.ts';
+import { Link } from './router.tsx';
+import { useSession } from './session.tsx';
+import { Notice, PageTitle, SkeletonText, useResource } from './ui.tsx';
+
+interface CaptureResult {
+  id?: number;
+  image_url: string;
+  cached: boolean;
+  expires_at: string;
+  quota: { used: number; limit: number };
+  format: string;
+  width: number;
+  height: number;
+  truncated?: boolean;
+}
+
+interface Options {
+  url: string;
+  format: string;
+  width: number;
+  height: number;
+  fullPage: boolean;
+  fresh: boolean;
+  scale: number;
+}
+
+/** The JSON body for the options, leaving out what equals the API's defaults. */
+export function captureBody(o: Options): Record<string, unknown> {
+  return {
+    url: normalizeUrl(o.url) || 'https://example.com',
+    format: o.format,
+    width: o.width,
+    height: o.height,
+    ...(o.fullPage ? { full_page: true } : {}),
+    ...(o.fresh ? { fresh: true } : {}),
+    ...(o.scale !== 1 ? { device_scale_factor: o.scale } : {}),
+  };
+}
+
+const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+export function curlCommand(body: Record<string, unknown>, key: string): string {
+  return [
+    `curl -X POST ${apiOrigin()}/v1/screenshots \\`,
+    `  -H "X-API-Key: ${key}" \\`,
+    '  -H "Content-Type: application/json" \\',
+    `  -d ${shellQuote(JSON.stringify(body, null, 2).replaceAll('\n', '\n  '))}`,
+  ].join('\n');
+}
+
+export function PlaygroundPage() {
+  const { user, createdKeys } = useSession();
+  const plans = useResource((signal) => fetchPlans(signal));
+  const plan: Plan | undefined = plans.data?.find((p) => p.name === user.plan);
+  const latestKey = Object.entries(createdKeys).sort(([a], [b]) => Number(b) - Number(a))[0]?.[1];
+
+  const [key, setKey] = useState(latestKey ?? '');
+  const [showKey, setShowKey] = useState(false);
+  const [options, setOptions] = useState<Options>({
+    url: 'https://example.com',
+    format: 'png',
+    width: 1280,
+    height: 800,
+    fullPage: false,
+    fresh: false,
+    scale: 1,
+  });
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [result, setResult] = useState<{ body: CaptureResult; headers: Headers } | null>(null);
+  const ids = {
+    key: useId(),
+    keyHint: useId(),
+    url: useId(),
+    format: useId(),
+    width: useId(),
+    height: useId(),
+    scale: useId(),
+    sizeHint: useId(),
+  };
+
+  const set = <K extends keyof Options>(name: K, value: Options[K]) =>
+    setOptions((o) => ({ ...o, [name]: value }));
+  const body = useMemo(() => captureBody(options), [options]);
+  const trimmedKey = key.trim();
+  const shownKey = trimmedKey ? `${trimmedKey.slice(0, 12)}…` : '$SHOTSMITH_KEY';
+
+  async function run(event: FormEvent) {
+    event.preventDefault();
+    if (!trimmedKey) {
+      setError('Paste an API key first, or create one on the API keys page.');
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const res = await apiCall<CaptureResult>('/v1/screenshots', {
+        method: 'POST',
+        body,
+        headers: { 'X-API-Key': trimmedKey },
+        credentials: 'omit',
+        messages: {
+          401: 'The API key was refused: it is mistyped, or it has been revoked. Create a new key on the API keys page.',
+        },
+      });
+      setResult({ body: res.data, headers: res.headers });
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : 'The capture failed. Try again.');
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <>
+      <PageTitle title="Playground">Playground</PageTitle>
+      <p className="page-intro">
+        Run a real capture with one of your keys. It counts against your quota like any other
+        request.
+      </p>
+      <div className="playground">
+        <section className="card" aria-labelledby="pg-options">
+          <h2 id="pg-options" className="card-title">
+            Request
+          </h2>
+          <form className="stack" onSubmit={run} noValidate>
+            <div className="field">
+              <label htmlFor={ids.key}>API key</label>
+              <div className="input-row">
+                <input
+                  id={ids.key}
+                  className="input input-mono"
+                  type={showKey ? 'text' : 'password'}
+                  autoComplete="off"
+                  spellCheck={false}
+                  placeholder="sk_live_…"
+                  value={key}
+                  onChange={(e) => setKey(e.target.value)}
+                  aria-describedby={ids.keyHint}
+                />
+                <button
+                  type="button"
+                  className="btn btn-secondary"
+                  aria-pressed={showKey}
+                  onClick={() => setShowKey((s) => !s)}
+                >
+                  {showKey ? 'Hide' : 'Show'}
+                  <span className="visually-hidden"> key</span>
+                </button>
+              </div>
+              <p id={ids.keyHint} className="field-hint">
+                {latestKey
+                  ? 'Filled in with the key you created in this tab. '
+                  : 'Paste a key you stored. '}
+                The dashboard keeps keys in memory only;{' '}
+                <Link to="/dashboard/keys">create one</Link> if you need to.
+              </p>
+            </div>
+            <div className="field">
+              <label htmlFor={ids.url}>Page URL</label>
+              <input
+                id={ids.url}
+                className="input"
+                type="text"
+                inputMode="url"
+                spellCheck={false}
+                value={options.url}
+                onChange={(e) => set('url', e.target.value)}
+              />
+            </div>
+            <div className="field-row">
+              <div className="field">
+                <label htmlFor={ids.format}>Format</label>
+                <select
+                  id={ids.format}
+                  className="input"
+                  value={options.format}
+                  onChange={(e) => set('format', e.target.value)}
+                >
+                  {['png', 'jpeg', 'webp'].map((f) => (
+                    <option key={f} value={f} disabled={plan ? !plan.formats.includes(f) : false}>
+                      {f.toUpperCase()}
+                      {plan && !plan.formats.includes(f) ? ' (Pro)' : ''}
+                    </option>
+                  ))}
+                </select>
+              </div>
+              <div className="field">
+                <label htmlFor={ids.width}>Width</label>
+                <input
+                  id={ids.width}
+                  className="input"
+                  type="number"
+                  min={1}
+                  max={plan?.max_width}
+                  value={options.width}
+                  onChange={(e) => set('width', Number(e.target.value) || 1)}
+                  aria-describedby={ids.sizeHint}
+                />
+              </div>
+              <div className="field">
+                <label htmlFor={ids.height}>Height</label>
+                <input
+                  id={ids.height}
+                  className="input"
+                  type="number"
+                  min={1}
+                  max={plan?.max_height}
+                  value={options.height}
+                  onChange={(e) => set('height', Number(e.target.value) || 1)}
+                  aria-describedby={ids.sizeHint}
+                />
+              </div>
+            </div>
+            <p id={ids.sizeHint} className="field-hint">
+              CSS pixels, up to{' '}
+              {plan ? (
+                `${formatNumber(plan.max_width)}×${formatNumber(plan.max_height)}`
+              ) : (
+                <SkeletonText width={11} />
+              )}{' '}
+              on your plan; larger values are capped.
+            </p>
+            <div className="checks">
+              <label className="check">
+                <input
+                  type="checkbox"
+                  checked={options.fullPage}
+                  onChange={(e) => set('fullPage', e.target.checked)}
+                />
+                Full page
+              </label>
+              {user.plan === 'pro' && (
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    checked={options.fresh}
+                    onChange={(e) => set('fresh', e.target.checked)}
+                  />
+                  Fresh render (skip the cache)
+                </label>
+              )}
+            </div>
+            {user.plan === 'pro' && (
+              <div className="field field-narrow">
+                <label htmlFor={ids.scale}>Device scale</label>
+                <select
+                  id={ids.scale}
+                  className="input"
+                  value={options.scale}
+                  onChange={(e) => set('scale', Number(e.target.value))}
+                >
+                  {[1, 2, 3].map((s) => (
+                    <option key={s} value={s}>
+                      {s}×
+                    </option>
+                  ))}
+                </select>
+              </div>
+            )}
+            <button type="submit" className="btn btn-primary" disabled={busy}>
+              {busy ? 'Capturing…' : 'Run capture'}
+            </button>
+          </form>
+        </section>
+
+        <div className="stack">
+          <section className="card" aria-labelledby="pg-curl">
+            <div className="card-head">
+              <h2 id="pg-curl" className="card-title">
+                As curl
+              </h2>
+              <CopyButton
+                text={curlCommand(body, trimmedKey || '$SHOTSMITH_KEY')}
+                label="Copy command"
+              />
+            </div>
+            <figure className="code-figure" aria-label="The request as a curl command">
+              <pre className="code code-wrap">
+                <code>{curlCommand(body, shownKey)}</code>
+              </pre>
+            </figure>
+            <p className="field-hint">The copied command includes the full key.</p>
+          </section>
+
+          <section className="card" aria-labelledby="pg-result" aria-busy={busy}>
+            <h2 id="pg-result" className="card-title">
+              Result
+            </h2>
+            <div role="status" className="visually-hidden">
+              {busy ? 'Capturing…' : result ? 'Capture finished.' : ''}
+            </div>
+            {error && <Notice tone="error">{error}</Notice>}
+            {result ? (
+              <CaptureOutcome result={result.body} headers={result.headers} stale={busy} />
+            ) : (
+              <div className="result-placeholder">
+                {busy ? (
+                  <span className="spinner" aria-hidden="true" />
+                ) : (
+                  'Run a capture to see the image here.'
+                )}
+              </div>
+            )}
+          </section>
+        </div>
+      </div>
+    </>
+  );
+}
+
+function CaptureOutcome({
+  result,
+  headers,
+  stale,
+}: {
+  result: CaptureResult;
+  headers: Headers;
+  stale: boolean;
+}) {
+  const renderMs = headers.get('X-Render-Time-Ms');
+  const remaining = headers.get('X-RateLimit-Remaining');
+  return (
+    <>
+      <a href={result.image_url} target="_blank" rel="noreferrer" className="result-image">
+        <img
+          src={result.image_url}
+          alt={`Capture result, ${result.width}×${result.height} ${result.format.toUpperCase()}`}
+          width={result.width}
+          height={result.height}
+          className={stale ? 'is-stale' : undefined}
+        />
+      </a>
+      <dl className="facts">
+        <div>
+          <dt>Image</dt>
+          <dd>
+            {result.format.toUpperCase()}, {result.width}×{result.height}
+            {result.truncated ? ' (cut at the height limit)' : ''}
+          </dd>
+        </div>
+        <div>
+          <dt>Source</dt>
+          <dd>
+            {result.cached ? 'From the cache' : 'Rendered'}
+            {renderMs && !result.cached ? ` in ${(Number(renderMs) / 1000).toFixed(1)} s` : ''}
+          </dd>
+        </div>
+        <div>
+          <dt>Quota</dt>
+          <dd>
+            {formatNumber(result.quota.used)} of {formatNumber(result.quota.limit)} used this month
+          </dd>
+        </div>
+        {remaining !== null && (
+          <div>
+            <dt>Rate limit</dt>
+            <dd>{remaining} left this minute</dd>
+          </div>
+        )}
+        <div>
+          <dt>Kept until</dt>
+          <dd>{formatDateTime(result.expires_at)}</dd>
+        </div>
+      </dl>
+      <details>
+        <summary>Response body</summary>
+        <pre className="code">
+          <code>{JSON.stringify(result, null, 2)}</code>
+        </pre>
+      </details>
+      <p className="muted small break">
+        Image URL:{' '}
+        <a href={result.image_url} target="_blank" rel="noreferrer">
+          {shortUrl(result.image_url)}
+        </a>
+      </p>
+    </>
+  );
+}
