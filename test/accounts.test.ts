@@ -207,6 +207,26 @@ describeEachDatabase('accounts and sessions', (db) => {
   });
 });
 
+describeEachDatabase('login throttling under concurrency', (db) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ db });
+  });
+  after(() => t.close());
+
+  it('lets at most 10 of 25 simultaneous wrong guesses for one email be tried', async () => {
+    const { email } = await signUp(t);
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, (_, i) =>
+        t.fetch('/v1/auth/login', { method: 'POST', json: { email, password: `guess-${i}-xx` } }),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    assert.equal(statuses.filter((s) => s === 401).length, 10, statuses.join(','));
+    assert.equal(statuses.filter((s) => s === 429).length, 15, statuses.join(','));
+  });
+});
+
 describeEachDatabase('login throttling per IP', (db) => {
   let t: TestApp;
   before(async () => {

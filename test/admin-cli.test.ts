@@ -9,12 +9,14 @@ const CLI = path.resolve(import.meta.dirname, '..', 'src', 'cli', 'admin.ts');
 
 test('the operator CLI creates a user, changes the plan and shows usage', async () => {
   const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cli-'));
-  const run = (...args: string[]) =>
+  const runWithInput = (input: string, ...args: string[]) =>
     spawnSync(process.execPath, [CLI, ...args], {
       env: { PATH: process.env.PATH ?? '', DATA_DIR: dir, PASSWORD_HASH_COST: '12' },
       encoding: 'utf8',
+      input,
       timeout: 30_000,
     });
+  const run = (...args: string[]) => runWithInput('', ...args);
   try {
     const created = run(
       'create-user',
@@ -38,6 +40,18 @@ test('the operator CLI creates a user, changes the plan and shows usage', async 
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /--plan must be one of free, pro/);
     assert.equal(run('frobnicate').status, 2);
+
+    const piped = runWithInput(
+      'from stdin pw\nignored\n',
+      'create-user',
+      '--email',
+      'piped@example.com',
+      '--password-stdin',
+    );
+    assert.equal(piped.status, 0, piped.stderr);
+    const empty = runWithInput('', 'create-user', '--email', 'e@example.com', '--password-stdin');
+    assert.equal(empty.status, 1);
+    assert.match(empty.stderr, /no password on stdin/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -14,7 +14,7 @@ function boot(env: Record<string, string>): Promise<{ code: number | null; stder
       env: {
         PATH: process.env.PATH ?? '',
         HOST: '127.0.0.1',
-        PORT: '0',
+        PORT: '65000', // never bound: every boot here stops at configuration
         LOG_LEVEL: 'silent',
         ...env,
       },

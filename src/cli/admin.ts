@@ -15,7 +15,10 @@ import { toIso } from '../lib/time.ts';
 const USAGE = `usage: npm run admin -- <command> [options]
 
 commands:
-  create-user --email E --password P [--plan free|pro]   create an account
+  create-user --email E --password-stdin [--plan free|pro]
+                                                           create an account, the password read
+                                                           from the first line of stdin (or
+                                                           --password P, visible in ps/history)
   set-plan    --email E --plan free|pro                    change an account's plan (next request)
   usage       --email E                                    show the account's plan and usage
 `;
@@ -24,7 +27,12 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   const { values } = parseArgs({
     args: rest,
-    options: { email: { type: 'string' }, password: { type: 'string' }, plan: { type: 'string' } },
+    options: {
+      email: { type: 'string' },
+      password: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      plan: { type: 'string' },
+    },
     strict: true,
   });
   if (!command || command === 'help' || command === '--help') {
@@ -54,7 +62,8 @@ async function main(argv: string[]): Promise<number> {
     switch (command) {
       case 'create-user': {
         const chosen = values.plan ? plan() : 'free';
-        const { user } = await signUp(ctx, { email: need('email'), password: need('password') });
+        const password = values['password-stdin'] ? await firstLineOfStdin() : need('password');
+        const { user } = await signUp(ctx, { email: need('email'), password });
         if (chosen !== 'free') await ctx.store.users.setPlan(user.id, chosen, ctx.clock());
         process.stdout.write(`created user ${user.id} <${user.email}> on plan ${chosen}\n`);
         return 0;
@@ -86,6 +95,17 @@ async function main(argv: string[]): Promise<number> {
   } finally {
     await deps.close();
   }
+}
+
+async function firstLineOfStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.includes('\n') || text.length > 4096) break;
+  }
+  const line = text.split(/\r?\n/)[0] ?? '';
+  if (!line) throw new AppError('invalid_request', 'no password on stdin');
+  return line;
 }
 
 main(process.argv.slice(2)).then(

@@ -90,7 +90,9 @@ export function loadConfig(env: Env): Config {
     'development',
   );
 
-  const port = r.int('PORT', 8080, 0, 65535);
+  // Not 0: PUBLIC_URL is derived from the port, and the egress guard refuses the service's own
+  // port, so both must know the real one before listening.
+  const port = r.int('PORT', 8080, 1, 65535);
   const host = r.string('HOST', '0.0.0.0');
   const publicUrl = r.url('PUBLIC_URL', ['http:', 'https:']) ?? defaultPublicUrl(host, port);
   if (publicUrl.pathname !== '/' || publicUrl.search || publicUrl.hash) {
@@ -127,7 +129,7 @@ export function loadConfig(env: Env): Config {
       trustProxy,
       logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
       bodyLimitBytes: 64 * 1024,
-      passwordHashCost: r.int('PASSWORD_HASH_COST', 15, 10, 20),
+      passwordHashCost: r.int('PASSWORD_HASH_COST', 15, 10, 17),
       keepAliveTimeoutMs: 72_000,
       shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 1_000, 600_000),
     },

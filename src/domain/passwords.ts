@@ -9,7 +9,6 @@ let LOG_N = 15;
 const R = 8;
 const P = 3;
 const KEY_LENGTH = 32;
-const MAX_MEM = 256 * 1024 * 1024;
 
 function derive(password: string, salt: Buffer, logN: number, r: number, p: number) {
   return new Promise<Buffer>((resolve, reject) => {
@@ -17,7 +16,8 @@ function derive(password: string, salt: Buffer, logN: number, r: number, p: numb
       password.normalize('NFC'),
       salt,
       KEY_LENGTH,
-      { N: 2 ** logN, r, p, maxmem: MAX_MEM },
+      // scrypt needs 128 * N * r bytes; leave room above it rather than a fixed cap.
+      { N: 2 ** logN, r, p, maxmem: 2 * 128 * 2 ** logN * r + 1024 * 1024 },
       (err, key) => (err ? reject(err) : resolve(key)),
     );
   });
@@ -58,6 +58,9 @@ export async function verifyPassword(password: string, stored: string): Promise<
  */
 let decoy: Promise<string> | undefined;
 export const decoyHash = (): Promise<string> => {
-  decoy ??= hashPassword(randomBytes(16).toString('hex'));
+  decoy ??= hashPassword(randomBytes(16).toString('hex')).catch((err: unknown) => {
+    decoy = undefined;
+    throw err;
+  });
   return decoy;
 };

@@ -1,4 +1,4 @@
-import { ACCOUNT_LIMITS, type DomainContext } from '../context.ts';
+import type { DomainContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { decoyHash, verifyPassword } from '../passwords.ts';
 import type { User } from '../store.ts';
@@ -10,6 +10,10 @@ const INVALID = 'invalid email or password';
  * Unknown email and wrong password give the same answer after the same work. Failures are
  * counted per email and per client IP; past either limit every attempt is refused until
  * the window passes, right password or not.
+ *
+ * Each attempt takes its point from both counters atomically before the password is
+ * checked, so simultaneous guesses cannot all slip under the limit; a successful login
+ * gives its points back (and clears the email's failures).
  */
 export async function logIn(
   ctx: DomainContext,
@@ -17,23 +21,22 @@ export async function logIn(
 ): Promise<{ user: User; session: { token: string; expiresAt: number } }> {
   const email = options.email.trim().toLowerCase();
   const { byEmail, byIp } = ctx.loginThrottle;
-  const [emailState, ipState] = await Promise.all([byEmail.peek(email), byIp.peek(options.ip)]);
-  const blocked =
-    emailState.used >= ACCOUNT_LIMITS.loginFailuresPerEmail
-      ? { state: emailState, limit: byEmail.limit }
-      : ipState.used >= ACCOUNT_LIMITS.loginFailuresPerIp
-        ? { state: ipState, limit: byIp.limit }
-        : null;
-  if (blocked) {
-    const retryAfter = Math.max(1, Math.ceil((blocked.state.resetAt - ctx.clock()) / 1000));
+  const [emailTake, ipTake] = await Promise.all([byEmail.take(email), byIp.take(options.ip)]);
+  if (!emailTake.allowed || !ipTake.allowed) {
+    await Promise.all([
+      emailTake.allowed ? byEmail.refund(email) : null,
+      ipTake.allowed ? byIp.refund(options.ip) : null,
+    ]);
+    const [state, limit] = !emailTake.allowed ? [emailTake, byEmail.limit] : [ipTake, byIp.limit];
+    const retryAfter = Math.max(1, Math.ceil((state.resetAt - ctx.clock()) / 1000));
     throw new AppError('rate_limited', 'too many failed login attempts, try again later', {
       body: {
         message: 'too many failed login attempts, try again later',
         success: false,
-        limit: blocked.limit,
-        used: blocked.limit,
+        limit,
+        used: limit,
         remaining: 0,
-        reset_time: Math.ceil(blocked.state.resetAt / 1000),
+        reset_time: Math.ceil(state.resetAt / 1000),
       },
       headers: { 'Retry-After': String(retryAfter) },
     });
@@ -43,11 +46,8 @@ export async function logIn(
   const ok = found?.passwordHash
     ? await verifyPassword(options.password, found.passwordHash)
     : await verifyPassword(options.password, await decoyHash()).then(() => false);
-  if (!found || !ok) {
-    await Promise.all([byEmail.add(email), byIp.add(options.ip)]);
-    throw new AppError('unauthorized', INVALID);
-  }
-  await byEmail.reset(email);
+  if (!found || !ok) throw new AppError('unauthorized', INVALID);
+  await Promise.all([byEmail.reset(email), byIp.refund(options.ip)]);
   const session = await startSession(ctx, { userId: found.user.id });
   return { user: found.user, session };
 }

@@ -12,7 +12,9 @@ export function normalizeEmail(raw: string): string {
 
 export function checkPassword(password: string): void {
   const { passwordMin, passwordMax } = ACCOUNT_LIMITS;
-  if (password.length < passwordMin || password.length > passwordMax) {
+  // Characters are code points, as the route schema counts them (an emoji is one).
+  const length = [...password].length;
+  if (length < passwordMin || length > passwordMax) {
     throw new AppError(
       'invalid_request',
       `password must be ${passwordMin} to ${passwordMax} characters`,
