@@ -31,7 +31,7 @@ function failClosed(counter: WindowCounter): WindowCounter {
         return await fn(...args);
       } catch (err) {
         if (err instanceof AppError) throw err;
-        throw new AppError('unavailable', 'rate limiter unavailable, retry shortly', {
+        throw new AppError('overloaded', 'rate limiter unavailable, retry shortly', {
           headers: { 'Retry-After': '5' },
           cause: err,
         });

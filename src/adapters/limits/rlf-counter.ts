@@ -24,6 +24,10 @@ export function rlfCounter(limiter: RateLimiterAbstract, limit: number): WindowC
         return { ...state(res), allowed: true };
       } catch (err) {
         if (err instanceof RateLimiterRes) {
+          // RLF counts a refused point too; give it back so that a refused request never
+          // counts (the demo's allowance is counted like the quota, DECISIONS section 7)
+          // and a later refund of an accepted one frees a real slot.
+          await limiter.reward(key, 1);
           const s = state(err);
           return { used: Math.min(s.used, limit), resetAt: s.resetAt, allowed: false };
         }
