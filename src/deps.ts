@@ -6,7 +6,11 @@ import { createStripeBilling } from './adapters/billing/stripe-provider.ts';
 import { createChromiumRenderer } from './adapters/browser/chromium-renderer.ts';
 import { type EgressPolicy, parseAllowlist } from './adapters/browser/egress/policy.ts';
 import { startEgressProxy } from './adapters/browser/egress/proxy.ts';
-import { checkTargetUrl, parseTargetUrl } from './adapters/browser/egress/url-check.ts';
+import {
+  checkTargetUrl,
+  parseTargetUrl,
+  screenTargetUrl,
+} from './adapters/browser/egress/url-check.ts';
 import { lazyRenderer } from './adapters/browser/lazy-renderer.ts';
 import { createLocalBillingStore } from './adapters/db/billing-store.ts';
 import { connectDatabase, type DatabaseHandle } from './adapters/db/connect.ts';
@@ -228,6 +232,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       storage,
       guard: {
         parse: parseTargetUrl,
+        screen: (url) => screenTargetUrl(egressPolicy, url),
         check: async (url) => {
           await checkTargetUrl(egressPolicy, url);
         },
@@ -255,6 +260,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
           },
         );
         await dbCounters?.prune(Date.now());
+        await ctx.store.sessions.deleteExpired(clock());
         return swept;
       });
       metrics.sweeps.inc({ outcome: outcome.ran ? 'ran' : 'skipped' });

@@ -63,7 +63,11 @@ describeEachDatabase('HTTP surface basics', (db) => {
       headers: { 'content-type': 'text/plain' },
       body: 'hello',
     });
-    assert.equal(form.status, 415);
+    assert.equal(form.status, 400);
+    assert.deepEqual(await form.json(), {
+      error: 'body must be JSON (Content-Type: application/json)',
+      code: 'invalid_request',
+    });
   });
 
   it('readyz reports the database, healthz answers while alive', async () => {

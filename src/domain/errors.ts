@@ -17,7 +17,6 @@ export const ERROR_STATUS = {
   internal_error: 500,
   target_unreachable: 502,
   overloaded: 503,
-  unavailable: 503,
   render_timeout: 504,
   storage_error: 500,
 } as const;

@@ -168,6 +168,23 @@ describeEachDatabase('capture API', (db) => {
     assert.notEqual(theirs.image_url, first.image_url);
   });
 
+  it('a plan change is not answered from the cache of the other plan', async () => {
+    const u = await account('free');
+    const opts = { url: `${site.origin}/a`, width: 320, height: 200 };
+    const free = (await (await capture(u.key, opts)).json()) as Capture;
+    assert.equal(free.id, undefined);
+    await t.deps.ctx.store.users.setPlan(u.id, 'pro', Date.now());
+    const pro = (await (await capture(u.key, opts)).json()) as Capture;
+    assert.equal(pro.cached, false);
+    assert.ok(Number.isInteger(pro.id), 'a Pro capture is a listable record');
+    assert.ok(Math.abs(Date.parse(pro.expires_at) - (Date.now() + 30 * 24 * HOUR)) < 60_000);
+    await t.deps.ctx.store.users.setPlan(u.id, 'free', Date.now());
+    const back = (await (await capture(u.key, opts)).json()) as Capture;
+    assert.equal(back.id, undefined, 'Free never gets an id, even for a Pro-era image');
+    assert.equal(back.cached, true);
+    assert.equal(back.image_url, free.image_url);
+  });
+
   it('Pro: webp at scale 2, fresh bypasses the cache, id present, 30-day retention', async () => {
     const u = await account('pro');
     const opts = {

@@ -76,6 +76,7 @@ describeEachDatabase('demo endpoint', (db) => {
       'success',
       'used',
     ]);
+    assert.equal(body.error, 'rate limit exceeded');
     assert.equal(body.plan, 'demo');
     assert.equal(body.success, false);
     assert.equal(body.limit, 5);

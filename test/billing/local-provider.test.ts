@@ -177,7 +177,7 @@ describeEachDatabase('billing with the local provider', (db) => {
     assert.deepEqual(await recordedEvents(t, account.id), []);
   });
 
-  it('checkout ids are capabilities: unknown ids are 404, other bodies 415', async () => {
+  it('checkout ids are capabilities: unknown ids are 404, other bodies 400', async () => {
     const account = await signUp(t);
     const url = await startCheckout(t, account.cookie);
     const unknown = `${t.url}/billing/local/checkout/cs_local_${'A'.repeat(43)}`;
@@ -189,7 +189,7 @@ describeEachDatabase('billing with the local provider', (db) => {
       headers: { 'content-type': 'text/plain' },
       body: 'pay',
     });
-    assert.equal(text.status, 415);
+    assert.equal(text.status, 400);
     // Forms are accepted on these pages only.
     const formElsewhere = await t.fetch('/v1/billing/checkout', {
       method: 'POST',
@@ -197,7 +197,7 @@ describeEachDatabase('billing with the local provider', (db) => {
       headers: form,
       body: 'a=1',
     });
-    assert.equal(formElsewhere.status, 415);
+    assert.equal(formElsewhere.status, 400);
     assert.equal((await subscription(t, account.cookie)).plan, 'free');
   });
 

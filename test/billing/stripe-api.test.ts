@@ -155,7 +155,7 @@ describeEachDatabase('Stripe API calls (against a local stand-in)', (db) => {
     const res = await t.fetch('/v1/billing/checkout', { method: 'POST', cookie: account.cookie });
     assert.equal(res.status, 503);
     const body = (await res.json()) as { error: string; code: string };
-    assert.equal(body.code, 'unavailable');
+    assert.equal(body.code, 'overloaded');
     assert.doesNotMatch(body.error, /No such price|sk_test/);
     assert.equal((await subscription(t, account.cookie)).status, 'none');
   });

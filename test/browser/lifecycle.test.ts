@@ -122,16 +122,16 @@ describe('browser lifecycle', () => {
       assert.deepEqual(chromiumProcesses(t.dataDir), []);
       assert.deepEqual(profiles(t.dataDir), []);
       assert.equal(t.renderer.ready(), false);
-      await rejectsWith(t.render({ url: `${site.origin}/ok` }), 'unavailable');
+      await rejectsWith(t.render({ url: `${site.origin}/ok` }), 'overloaded');
     } finally {
       await t.close();
     }
   });
 
-  it('close() during a capture fails it as unavailable and still cleans up', async () => {
+  it('close() during a capture fails it as overloaded (503) and still cleans up', async () => {
     const t = await startRenderer({ concurrency: 1 });
     try {
-      const capture = rejectsWith(t.render({ url: `${site.origin}/held` }, 20_000), 'unavailable');
+      const capture = rejectsWith(t.render({ url: `${site.origin}/held` }, 20_000), 'overloaded');
       await until(() => held.size >= 1);
       await t.renderer.close();
       await capture;

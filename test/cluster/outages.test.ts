@@ -118,8 +118,8 @@ describe('dependency outages', async () => {
     const before = await used();
 
     await redis.stop();
-    await assertUnavailable(await capture(), 'unavailable');
-    await assertUnavailable(await demo(), 'unavailable');
+    await assertUnavailable(await capture(), 'overloaded');
+    await assertUnavailable(await demo(), 'overloaded');
     const ready = await readiness();
     assert.equal(ready.status, 503);
     assert.notEqual(ready.checks.redis, 'ok');
@@ -145,8 +145,8 @@ describe('dependency outages', async () => {
     await hit(site, '/slow');
     await pgProxy.stop();
     release?.();
-    await assertUnavailable(await pending, 'unavailable');
-    await assertUnavailable(await capture(), 'unavailable');
+    await assertUnavailable(await pending, 'overloaded');
+    await assertUnavailable(await capture(), 'overloaded');
     const ready = await readiness();
     assert.equal(ready.status, 503);
     assert.notEqual(ready.checks.database, 'ok');

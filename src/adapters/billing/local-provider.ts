@@ -335,10 +335,13 @@ export function createLocalBilling(options: LocalBillingOptions): LocalBilling {
       }
       // Completed now, by a concurrent request, or earlier: (re)deliver its events. Their
       // ids are fixed, so a delivery that already got through is recognised and skipped.
+      // Only while the checkout is young: processed event ids are forgotten after a while,
+      // and an old payment replayed then must not revive a subscription that has ended.
       const completed = await store.findSession(id);
       if (completed?.status !== 'complete') {
         throw new AppError('conflict', 'this checkout was abandoned; start a new one');
       }
+      if (completed.expiresAt <= now) return completed.successUrl;
       await deliverCompletion(completed);
       return completed.successUrl;
     },

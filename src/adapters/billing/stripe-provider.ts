@@ -35,7 +35,7 @@ export function createStripeBilling(options: StripeBillingOptions): BillingProvi
     try {
       return await fn();
     } catch (err) {
-      throw new AppError('unavailable', `the payment provider could not ${what}; retry shortly`, {
+      throw new AppError('overloaded', `the payment provider could not ${what}; retry shortly`, {
         cause: err,
       });
     }
@@ -71,7 +71,7 @@ export function createStripeBilling(options: StripeBillingOptions): BillingProvi
         }),
       );
       if (!session.url)
-        throw new AppError('unavailable', 'the payment provider gave no checkout URL');
+        throw new AppError('overloaded', 'the payment provider gave no checkout URL');
       return session.url;
     },
     async createPortal({ customerId, returnUrl }) {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
 import { launch } from 'puppeteer-core';
 import type { TreeUsage } from './proc.ts';
-import { isAlive, killTree, processesMentioning, treeUsage } from './proc.ts';
+import { isAlive, killTree, ownStartTime, processesMentioning, treeUsage } from './proc.ts';
 import type { RendererLogger } from './types.ts';
 
 /** Browser.close over CDP gets this long before the process tree is SIGKILLed. */
@@ -93,10 +93,13 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
 
 const chromiumRoot = (dataDir: string): string => join(dataDir, 'chromium');
 
-function ownerPid(dir: string): number | null {
+/** The owner file holds `<pid> <start time>` (older ones only the pid). */
+function readOwner(dir: string): { pid: number; startTime?: string } | null {
   try {
-    const pid = Number(readFileSync(join(dir, 'owner'), 'utf8').trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
+    const [pidText = '', startTime] = readFileSync(join(dir, 'owner'), 'utf8').trim().split(' ');
+    const pid = Number(pidText);
+    if (!Number.isInteger(pid) || pid <= 0) return null;
+    return startTime ? { pid, startTime } : { pid };
   } catch {
     return null;
   }
@@ -121,8 +124,8 @@ export async function sweepStaleProfiles(
   let swept = 0;
   for (const name of names) {
     const dir = join(root, name);
-    const owner = ownerPid(dir);
-    if (owner !== null && isAlive(owner)) continue;
+    const owner = readOwner(dir);
+    if (owner !== null && isAlive(owner.pid, owner.startTime)) continue;
     if (owner === null) {
       try {
         if (Date.now() - statSync(dir).mtimeMs < OWNERLESS_GRACE_MS) continue;
@@ -237,7 +240,8 @@ export class BrowserInstance {
     const tmp = join(dir, 'tmp');
     mkdirSync(profile, { recursive: true });
     mkdirSync(tmp, { recursive: true });
-    writeFileSync(join(dir, 'owner'), `${process.pid}\n`);
+    const owner = `${process.pid} ${ownStartTime() ?? ''}`.trim();
+    writeFileSync(join(dir, 'owner'), `${owner}\n`);
     let browser: Browser | undefined;
     try {
       // puppeteer spawns Chromium detached (its own process group, so killTree can end every

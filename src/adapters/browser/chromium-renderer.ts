@@ -152,7 +152,7 @@ class ChromiumRenderer implements Renderer {
   }
 
   async render(options: RenderOptions, control: RenderControl): Promise<RenderResult> {
-    if (this.#closing) throw new AppError('unavailable', 'the renderer is shutting down');
+    if (this.#closing) throw new AppError('overloaded', 'the renderer is shutting down');
     const token = await this.#queue.acquire(control.deadline, control.signal);
     const started = Date.now();
     const controller = new AbortController();
@@ -216,7 +216,7 @@ class ChromiumRenderer implements Renderer {
   }
 
   async #close(): Promise<void> {
-    const shuttingDown = new AppError('unavailable', 'the renderer is shutting down');
+    const shuttingDown = new AppError('overloaded', 'the renderer is shutting down');
     this.#closed.abort(shuttingDown);
     this.#queue.rejectAll(shuttingDown);
     for (const running of this.#running) running.controller.abort(shuttingDown);
@@ -255,14 +255,14 @@ class ChromiumRenderer implements Renderer {
 
   /** The browser new captures go to; waits for a (re)launch in progress. */
   async #currentInstance(): Promise<BrowserInstance> {
-    if (this.#closing) throw new AppError('unavailable', 'the renderer is shutting down');
+    if (this.#closing) throw new AppError('overloaded', 'the renderer is shutting down');
     const current = this.#current;
     if (current?.connected) return current;
     if (this.#launchError !== null) {
-      throw new AppError('unavailable', 'the browser is not available (restarting)');
+      throw new AppError('overloaded', 'the browser is not available (restarting)');
     }
     const launched = await (this.#launching ?? this.#relaunch());
-    if (launched === null) throw new AppError('unavailable', 'the browser is not available');
+    if (launched === null) throw new AppError('overloaded', 'the browser is not available');
     return launched;
   }
 

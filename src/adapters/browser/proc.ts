@@ -11,6 +11,8 @@ export interface ProcInfo {
   pgid: number;
   /** State letter from /proc/PID/stat: R, S, D, Z (zombie), ... */
   state: string;
+  /** Start time in clock ticks since boot: with the pid, names one process (pids are reused). */
+  startTime: string;
 }
 
 /** Parses /proc/PID/stat; the command name may contain spaces and parentheses. */
@@ -29,6 +31,7 @@ function readStat(pid: number): ProcInfo | null {
     state: fields[0] ?? '?',
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
+    startTime: fields[19] ?? '',
   };
 }
 
@@ -187,8 +190,17 @@ export async function killTree(
   }
 }
 
-/** Whether a pid names a live (non-zombie) process. */
-export function isAlive(pid: number): boolean {
+/**
+ * Whether a pid names a live (non-zombie) process; with `startTime`, whether it is still the
+ * same process and not a later one that got the pid (a container restart reuses low pids).
+ */
+export function isAlive(pid: number, startTime?: string): boolean {
   const info = readStat(pid);
-  return info !== null && info.state !== 'Z';
+  if (info === null || info.state === 'Z') return false;
+  return startTime === undefined || info.startTime === startTime;
+}
+
+/** This process's start time, as isAlive compares it. */
+export function ownStartTime(): string | undefined {
+  return readStat(process.pid)?.startTime || undefined;
 }

@@ -124,14 +124,14 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 const unavailable = (cause: unknown) =>
-  new AppError('unavailable', 'database unavailable, retry shortly', {
+  new AppError('overloaded', 'database unavailable, retry shortly', {
     headers: { 'Retry-After': '5' },
     cause,
   });
 
 /**
  * The pool as Kysely sees it, with a lost or unreachable database turned into 503
- * `unavailable` (DECISIONS.md section 3) instead of a bare 500; a client whose connection
+ * `overloaded` with Retry-After (DECISIONS.md section 3) instead of a bare 500; a client whose connection
  * broke is destroyed on release, and later requests open new connections, so service
  * resumes by itself when the database is back.
  */

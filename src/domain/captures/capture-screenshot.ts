@@ -19,7 +19,7 @@ const unauthorized = () => new AppError('unauthorized', 'unauthorized');
 
 /**
  * POST /v1/screenshots after authentication and the per-minute rate: validation and plan
- * rules (400), the monthly quota (402), the cache, then the render. A quota unit is
+ * rules (400), the monthly quota (402), the cache, then the address check and the render. A quota unit is
  * reserved atomically before the cache lookup (hits count) and given back if anything
  * after it fails; a revocation of the request's key ends it with 401 and returns the unit.
  */
@@ -31,7 +31,7 @@ export async function captureScreenshot(
   const plan = ctx.plans[user.plan];
   const url = ctx.guard.parse(input.url);
   const render = resolveCaptureOptions(input, url, plan);
-  await ctx.guard.check(url);
+  ctx.guard.screen(url);
 
   const revoked = new AbortController();
   const unsubscribe = ctx.revocations.subscribe((id) => {
@@ -52,7 +52,13 @@ export async function captureScreenshot(
       });
     }
     try {
-      const outcome = await cachedOrRendered(ctx, { user, render, input, signal: revoked.signal });
+      const outcome = await cachedOrRendered(ctx, {
+        user,
+        url,
+        render,
+        input,
+        signal: revoked.signal,
+      });
       if (revoked.signal.aborted) throw unauthorized();
       // The render took a while: a revocation made on another node without a shared bus
       // is caught here at the latest, before the image URL leaves.
@@ -74,13 +80,16 @@ async function cachedOrRendered(
   ctx: CaptureContext,
   options: {
     user: User;
+    url: URL;
     render: ReturnType<typeof resolveCaptureOptions>;
     input: CaptureInput;
     signal: AbortSignal;
   },
 ): Promise<Omit<CaptureOutcome, 'quota'>> {
   const plan = ctx.plans[options.user.plan];
-  const cacheKey = cacheKeyFor(`user:${options.user.id}`, options.render);
+  // The plan is part of the key: a record's retention and listability come from the plan it
+  // was made on, so an upgrade or downgrade must not be answered with the other plan's record.
+  const cacheKey = cacheKeyFor(`user:${options.user.id}:${plan.name}`, options.render);
   const now = ctx.clock();
   if (options.input.fresh !== true) {
     const hit = await ctx.store.screenshots.findCached(
@@ -90,6 +99,8 @@ async function cachedOrRendered(
     );
     if (hit) return { record: hit, cached: true, renderMs: null };
   }
+  // DNS only now: a cache hit needs none, and a refusal here still returns the quota unit.
+  await ctx.guard.check(options.url);
   return renderOnce(ctx, {
     cacheKey,
     fresh: options.input.fresh === true,

@@ -42,7 +42,7 @@ export async function demoCapture(
     url,
     plan,
   );
-  await ctx.guard.check(url);
+  ctx.guard.screen(url);
 
   const client = demoClientKey(options.ip);
   const now = ctx.clock();
@@ -52,7 +52,7 @@ export async function demoCapture(
   if (!taken.allowed) {
     const limit = ctx.demoCounter.limit;
     const resetSeconds = Math.ceil(day.end / 1000);
-    throw new AppError('rate_limited', 'daily demo limit reached', {
+    throw new AppError('rate_limited', 'rate limit exceeded', {
       body: {
         message: `The demo allows ${limit} screenshots per day; sign up for a free API key to capture more.`,
         success: false,
@@ -73,6 +73,7 @@ export async function demoCapture(
       now,
     );
     if (hit) return { record: hit, cached: true };
+    await ctx.guard.check(url);
     const { record, cached } = await renderOnce(ctx, {
       cacheKey,
       fresh: false,

@@ -9,7 +9,15 @@ import type { ScreenshotRecord } from '../store.ts';
 export interface TargetGuard {
   /** Shape and scheme: AppError invalid_request / url_not_allowed. */
   parse(raw: unknown): URL;
-  /** Address check (resolves the name once): AppError url_not_allowed / target_unreachable. */
+  /**
+   * Port and any address known without DNS (literals in every encoding, `localhost`):
+   * AppError url_not_allowed. A validation step, so it costs no quota.
+   */
+  screen(url: URL): void;
+  /**
+   * The full address check, resolving the name once: AppError url_not_allowed /
+   * target_unreachable. Run right before a render (a cache hit needs no lookup).
+   */
   check(url: URL): Promise<void>;
 }
 

@@ -48,7 +48,9 @@ export function registerCreateScreenshot(app: App, deps: AppDeps): void {
         format: record.format,
         width: record.width,
         height: record.height,
-        ...(record.fullPage ? { truncated: record.truncated } : {}),
+        // Said on every full-page capture, and on any other image that was cut (an element
+        // taller or wider than the limits).
+        ...(record.fullPage || record.truncated ? { truncated: record.truncated } : {}),
       });
     },
   );

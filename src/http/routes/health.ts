@@ -29,7 +29,7 @@ export function registerHealth(app: App, deps: AppDeps): void {
         response: { 200: Health, 503: Health },
       },
     },
-    async (_request, reply) => {
+    async (request, reply) => {
       const checks: Record<string, string> = {};
       let ok = true;
       await Promise.all(
@@ -39,7 +39,9 @@ export function registerHealth(app: App, deps: AppDeps): void {
             checks[name] = 'ok';
           } catch (err) {
             ok = false;
-            checks[name] = err instanceof Error ? err.message.slice(0, 200) : 'unavailable';
+            // The reason goes to the log, not to whoever asks (no internals in 5xx bodies).
+            checks[name] = 'unavailable';
+            request.log.warn({ err, check: name }, 'readiness check failed');
           }
         }),
       );

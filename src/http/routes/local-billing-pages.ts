@@ -20,7 +20,7 @@ export function registerLocalBillingPages(app: App, deps: AppDeps): void {
   const schema = { hide: true, params };
 
   app.register(async (scope) => {
-    // HTML forms post x-www-form-urlencoded; only these routes accept it (415 elsewhere).
+    // HTML forms post x-www-form-urlencoded; only these routes accept it (400 elsewhere).
     scope.addContentTypeParser(
       'application/x-www-form-urlencoded',
       { parseAs: 'string' },

@@ -141,10 +141,56 @@ export function isSelf(policy: EgressPolicy, address: string, port: number): boo
   return localInterfaceAddresses().has(plain);
 }
 
-const defaultResolve = async (hostname: string): Promise<string[]> => {
-  const results = await lookup(hostname, { all: true, verbatim: true });
-  return results.map((r) => r.address);
-};
+/**
+ * Bounds on name resolution. getaddrinfo runs on libuv's thread pool (four threads, shared
+ * with disk storage and password hashing), and a hostile page can ask for many slow names:
+ * at most DNS_MAX_IN_FLIGHT lookups hold a thread at once (a slot is freed when the lookup
+ * really ends, not when we stop waiting), and an answer, queue wait included, must come
+ * within DNS_TIMEOUT_MS or the destination is unreachable.
+ */
+const DNS_TIMEOUT_MS = 5_000;
+const DNS_MAX_IN_FLIGHT = 2;
+let dnsInFlight = 0;
+const dnsWaiting: Array<() => void> = [];
+
+function releaseDnsSlot(): void {
+  const next = dnsWaiting.shift();
+  if (next) next();
+  else dnsInFlight--;
+}
+
+const defaultResolve = (hostname: string): Promise<string[]> =>
+  new Promise<string[]>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => {
+      settled = true;
+      const queued = dnsWaiting.indexOf(start);
+      if (queued !== -1) dnsWaiting.splice(queued, 1);
+      reject(new Error(`no DNS answer for ${hostname} within ${DNS_TIMEOUT_MS} ms`));
+    }, DNS_TIMEOUT_MS);
+    function start(): void {
+      lookup(hostname, { all: true, verbatim: true }).then(
+        (results) => {
+          clearTimeout(timer);
+          if (!settled) resolve(results.map((r) => r.address));
+          settled = true;
+          releaseDnsSlot();
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          if (!settled) reject(err);
+          settled = true;
+          releaseDnsSlot();
+        },
+      );
+    }
+    if (dnsInFlight < DNS_MAX_IN_FLIGHT) {
+      dnsInFlight++;
+      start();
+    } else {
+      dnsWaiting.push(start);
+    }
+  });
 
 const CATEGORY_PHRASES: Record<string, string> = {
   'carrier-grade-nat': 'a carrier-grade NAT',
@@ -185,55 +231,72 @@ export async function checkDestination(
   host: string,
   port: number,
 ): Promise<CheckedDestination> {
+  const known = screenDestination(policy, host, port);
+  if (known !== null) return known;
+  const name = normalizeHost(host);
+  let resolved: string[];
+  try {
+    resolved = await (policy.resolve ?? defaultResolve)(name);
+  } catch (err) {
+    if (isAppError(err)) throw err;
+    throw new AppError('target_unreachable', `could not resolve host ${name}`, { cause: err });
+  }
+  const addresses: string[] = [];
+  for (const a of resolved) {
+    const canonical = canonicalIp(a);
+    if (canonical === null) {
+      throw new AppError('url_not_allowed', `url host ${name} resolves to an invalid address`);
+    }
+    addresses.push(canonical);
+  }
+  if (addresses.length === 0) {
+    throw new AppError('target_unreachable', `could not resolve host ${name}`);
+  }
+  return judge(policy, name, addresses, port, 'resolves to');
+}
+
+/**
+ * Everything checkDestination decides without DNS: the port, the host name's syntax, and
+ * literal or `localhost` hosts in full. Returns the checked destination when no lookup is
+ * needed, null when the name must still be resolved; throws like checkDestination.
+ */
+export function screenDestination(
+  policy: EgressPolicy,
+  host: string,
+  port: number,
+): CheckedDestination | null {
   const name = normalizeHost(host);
   const shown = name === '' ? '(empty)' : name;
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new AppError('url_not_allowed', `url port ${port} is not allowed`);
   }
-
-  let addresses: string[];
-  let literal = false;
-  if (isIP(name) !== 0) {
-    addresses = [name];
-    literal = true;
-  } else if (!isValidHostName(name)) {
+  if (isIP(name) !== 0) return judge(policy, name, [name], port, 'is');
+  if (!isValidHostName(name)) {
     throw new AppError('url_not_allowed', `url host ${shown} is not a valid host name`);
-  } else if (isLocalhostName(name)) {
-    addresses = ['127.0.0.1'];
-  } else {
-    let resolved: string[];
-    try {
-      resolved = await (policy.resolve ?? defaultResolve)(name);
-    } catch (err) {
-      if (isAppError(err)) throw err;
-      throw new AppError('target_unreachable', `could not resolve host ${name}`, { cause: err });
-    }
-    addresses = [];
-    for (const a of resolved) {
-      const canonical = canonicalIp(a);
-      if (canonical === null) {
-        throw new AppError('url_not_allowed', `url host ${name} resolves to an invalid address`);
-      }
-      addresses.push(canonical);
-    }
-    if (addresses.length === 0) {
-      throw new AppError('target_unreachable', `could not resolve host ${name}`);
-    }
   }
+  if (isLocalhostName(name)) return judge(policy, name, ['127.0.0.1'], port, 'resolves to');
+  return null;
+}
 
-  const verb = literal ? 'is' : 'resolves to';
+function judge(
+  policy: EgressPolicy,
+  name: string,
+  addresses: readonly string[],
+  port: number,
+  verb: 'is' | 'resolves to',
+): CheckedDestination {
   for (const address of addresses) {
     if (isSelf(policy, address, port)) {
       throw new AppError(
         'url_not_allowed',
-        `url host ${shown} points at this service (${entryKey(address, port)})`,
+        `url host ${name} points at this service (${entryKey(address, port)})`,
       );
     }
     const verdict = classifyAddress(address);
     if (!verdict.allowed && !isAllowlisted(policy, name, address, port)) {
       throw new AppError(
         'url_not_allowed',
-        `url host ${shown} ${verb} ${describe(verdict.category)} address (${address})`,
+        `url host ${name} ${verb} ${describe(verdict.category)} address (${address})`,
       );
     }
   }

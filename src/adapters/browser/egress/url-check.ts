@@ -3,7 +3,7 @@
  */
 import { AppError } from '../../../domain/errors.ts';
 import type { CheckedDestination, EgressPolicy } from './policy.ts';
-import { checkDestination } from './policy.ts';
+import { checkDestination, screenDestination } from './policy.ts';
 
 export const MAX_URL_LENGTH = 2048;
 
@@ -63,4 +63,13 @@ export function effectivePort(url: URL): number {
 export async function checkTargetUrl(policy: EgressPolicy, url: URL): Promise<CheckedDestination> {
   assertHttpScheme(url);
   return checkDestination(policy, url.hostname, effectivePort(url));
+}
+
+/**
+ * The part of checkTargetUrl that needs no DNS (scheme, port, literal and `localhost` hosts),
+ * so that an obviously refused URL is a 400 before the quota is even looked at.
+ */
+export function screenTargetUrl(policy: EgressPolicy, url: URL): void {
+  assertHttpScheme(url);
+  screenDestination(policy, url.hostname, effectivePort(url));
 }
