@@ -192,6 +192,7 @@ export async function runCaptureBench(options: CaptureBenchOptions = {}): Promis
           runs[key] = [...(runs[key] ?? []), run];
         }
       }
+      log(`round ${r + 1}/${ROUNDS} done`);
     }
     const results: Record<string, ModeStats> = {};
     for (const [key, value] of Object.entries(runs)) results[key] = summarize(value);
@@ -261,14 +262,34 @@ async function runSoak(
   dataDir: string,
   log: (line: string) => void,
 ): Promise<object> {
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 1_000));
-  await settle();
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  // Chromium starts and ends renderer processes on its own (a spare renderer, one per site),
+  // so one reading can be off by one either way. Each end of the soak is read five times over
+  // two idle seconds and the smallest reading kept: the steady state, which a leak raises.
+  const steady = async (pid: number | null): Promise<TreeUsage | null> => {
+    if (pid === null) return null;
+    let best: TreeUsage | null = null;
+    for (let i = 0; i < 5; i++) {
+      await sleep(400);
+      const u = treeUsage(pid);
+      if (best === null || u.processes < best.processes) best = u;
+    }
+    return best;
+  };
+  await sleep(1_000);
   const before = rendererBrowserPid(dataDir);
-  const start = before === null ? null : treeUsage(before);
-  const result = await drive(urls, SOAK_CAPTURES, 2, rendererCapture(renderer));
-  await settle();
+  const start = await steady(before);
+  const checkpoints: number[] = [];
+  const started = performance.now();
+  for (let done = 0; done < SOAK_CAPTURES; done += 100) {
+    await drive(urls, Math.min(100, SOAK_CAPTURES - done), 2, rendererCapture(renderer));
+    const pid = rendererBrowserPid(dataDir);
+    checkpoints.push(pid === null ? -1 : treeUsage(pid).processes);
+    log(`soak: ${done + 100}/${SOAK_CAPTURES} captures, ${checkpoints.at(-1)} browser processes`);
+  }
+  const result = { elapsedMs: performance.now() - started };
   const after = rendererBrowserPid(dataDir);
-  const end = after === null ? null : treeUsage(after);
+  const end = await steady(after);
   const growth = (pick: (u: TreeUsage) => number): number | null =>
     start && end ? round(pick(end) / pick(start) - 1, 3) : null;
   const rssGrowth = growth((u) => u.rssBytes);
@@ -287,6 +308,7 @@ async function runSoak(
     end: mib(end),
     rssGrowth,
     anonGrowth,
+    processesAtCheckpoints: checkpoints,
     processesGrew: start && end ? end.processes > start.processes : null,
     rssWithin20Percent: rssGrowth === null ? null : Math.abs(rssGrowth) <= 0.2,
     anonWithin20Percent: anonGrowth === null ? null : Math.abs(anonGrowth) <= 0.2,

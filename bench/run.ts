@@ -19,7 +19,9 @@ import { runApiBench } from './api.ts';
 import { runCaptureBench } from './capture.ts';
 import { runClusterBench } from './cluster.ts';
 
-const PARTS = ['capture', 'api', 'cluster'] as const;
+// The HTTP part runs first: measured right after the capture part it would share the machine
+// with the tail of a 500-capture soak's Chromium shutting down.
+const PARTS = ['api', 'capture', 'cluster'] as const;
 type Part = (typeof PARTS)[number];
 
 interface Row {
@@ -174,6 +176,10 @@ async function main(): Promise<void> {
         const r = (await runApiBench()) as Parameters<typeof apiRows>[0];
         results.api = r;
         rows.push(...apiRows(r));
+        log(
+          `cache hit ${fmt(r.cache_hit.rps, 0)} req/s (p50 ${r.cache_hit.p50} ms, p99 ` +
+            `${r.cache_hit.p99} ms); bare route ${fmt(r.bare_route.rps, 0)} req/s`,
+        );
       } else {
         const r = await runClusterBench({ quick, log });
         results.cluster = r;

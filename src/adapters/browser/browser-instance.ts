@@ -86,7 +86,15 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
   if (options.proxyUrl) {
     // <-loopback> removes Chromium's implicit bypass of localhost, so every connection,
     // loopback included, goes through the egress proxy.
-    args.push(`--proxy-server=${options.proxyUrl}`, '--proxy-bypass-list=<-loopback>');
+    // Chromium then never needs a name of its own (the proxy resolves every target), so its
+    // resolver answers nothing: no DNS prefetch or preconnect lookups a page could use to
+    // leak data past the proxy. The proxy itself is an IP literal, excluded from the rule.
+    const proxyHost = new URL(options.proxyUrl).hostname;
+    args.push(
+      `--proxy-server=${options.proxyUrl}`,
+      '--proxy-bypass-list=<-loopback>',
+      `--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE ${proxyHost}`,
+    );
   }
   return args;
 }
