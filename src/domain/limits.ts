@@ -17,8 +17,6 @@ export interface WindowCounter {
    * `used` never reports more than `limit`.
    */
   take(key: string, windowMs?: number): Promise<WindowState & { allowed: boolean }>;
-  /** Adds one point whatever the count (used to record failures). */
-  add(key: string): Promise<WindowState>;
   peek(key: string): Promise<WindowState>;
   /** Gives back one point (a request that must not count after all). */
   refund(key: string): Promise<void>;

@@ -50,18 +50,6 @@ export function postgresCounters(db: Kysely<Database>): PrunableCounters {
           const state = toState(await read(key), now, windowMs);
           return { used: Math.min(state.used, limit), resetAt: state.resetAt, allowed: false };
         },
-        async add(key) {
-          const now = Date.now();
-          const [row] = await run(
-            `INSERT INTO window_counters AS c (key, points, expires_at) VALUES ($1, 1, $3::bigint)
-             ON CONFLICT (key) DO UPDATE SET
-               points = CASE WHEN c.expires_at <= $2::bigint THEN 1 ELSE c.points + 1 END,
-               expires_at = CASE WHEN c.expires_at <= $2::bigint THEN $3::bigint ELSE c.expires_at END
-             RETURNING points, expires_at`,
-            [rowKey(key), now, now + windowMs],
-          );
-          return toState(row, now, windowMs);
-        },
         async peek(key) {
           return toState(await read(key), Date.now(), windowMs);
         },

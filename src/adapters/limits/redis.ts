@@ -40,7 +40,6 @@ function failClosed(counter: WindowCounter): WindowCounter {
   return {
     limit: counter.limit,
     take: guard(counter.take),
-    add: guard(counter.add),
     peek: guard(counter.peek),
     refund: guard(counter.refund),
     reset: guard(counter.reset),

@@ -34,9 +34,6 @@ export function rlfCounter(limiter: RateLimiterAbstract, limit: number): WindowC
         throw err;
       }
     },
-    async add(key) {
-      return state(await limiter.penalty(key, 1));
-    },
     async peek(key) {
       return state(await limiter.get(key));
     },

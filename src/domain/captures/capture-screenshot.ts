@@ -19,9 +19,10 @@ const unauthorized = () => new AppError('unauthorized', 'unauthorized');
 
 /**
  * POST /v1/screenshots after authentication and the per-minute rate: validation and plan
- * rules (400), the monthly quota (402), the cache, then the address check and the render. A quota unit is
- * reserved atomically before the cache lookup (hits count) and given back if anything
- * after it fails; a revocation of the request's key ends it with 401 and returns the unit.
+ * rules (400), the monthly quota (402), the cache, then the address check and the render.
+ * A quota unit is reserved atomically before the cache lookup (hits count) and given back
+ * if anything after it fails; a revocation of the request's key ends it with 401 and
+ * returns the unit.
  */
 export async function captureScreenshot(
   ctx: CaptureContext,
