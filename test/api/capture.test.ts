@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { captureScreenshot } from '../../src/domain/captures/capture-screenshot.ts';
+import { isAppError } from '../../src/domain/errors.ts';
+import { authenticateKey } from '../../src/domain/keys/authenticate-key.ts';
 import {
   createKey,
   describeEachDatabase,
@@ -29,6 +32,7 @@ describeEachDatabase('capture API', (db) => {
   let t: TestApp;
   let site: FixtureSite;
   let slowRelease: (() => void) | undefined;
+  let joinedRelease: (() => void) | undefined;
   let closedPort: number;
 
   before(async () => {
@@ -45,6 +49,13 @@ describeEachDatabase('capture API', (db) => {
           setTimeout(resolve, 8_000);
         });
         res.writeHead(200, { 'content-type': 'text/html' }).end(page('<p>slow</p>'));
+      },
+      '/joined': async (_req, res) => {
+        await new Promise<void>((resolve) => {
+          joinedRelease = resolve;
+          setTimeout(resolve, 8_000);
+        });
+        res.writeHead(200, { 'content-type': 'text/html' }).end(page('<p>joined</p>'));
       },
     });
     closedPort = await freePort();
@@ -298,6 +309,44 @@ describeEachDatabase('capture API', (db) => {
     assert.equal(await res.text(), '{"error":"unauthorized"}');
     const k2 = await createKey(t, u.cookie);
     assert.equal((await usage(k2.key)).used, 0);
+  });
+
+  // A key revoked in the store only: no event reaches the bus, as when the revocation
+  // landed between authentication and the capture's subscription, or its event was lost.
+  it('refuses a joined capture whose key was revoked after authentication', async () => {
+    const u = await account('free');
+    const k2 = await createKey(t, u.cookie);
+    const opts = { url: `${site.origin}/joined`, width: 210, height: 210 };
+    const leader = capture(k2.key, opts);
+    while (!site.hits.get('/joined')) await sleep(25);
+    const joined = capture(u.key, opts);
+    // Past authentication once it holds its quota unit; it then joins the leader's render.
+    while ((await usage(k2.key)).used < 2) await sleep(25);
+    assert.ok(await t.deps.ctx.store.keys.revoke(u.id, u.keyId, Date.now()));
+    joinedRelease?.();
+    const [rl, rj] = await Promise.all([leader, joined]);
+    assert.equal(rl.status, 201);
+    assert.equal(rj.status, 401);
+    assert.equal(await rj.text(), '{"error":"unauthorized"}');
+    assert.equal((await usage(k2.key)).used, 1);
+  });
+
+  it('refuses a cache hit whose key was revoked after authentication', async () => {
+    const u = await account('free');
+    const opts = { url: `${site.origin}/a`, width: 220, height: 220 };
+    assert.equal((await capture(u.key, opts)).status, 201);
+    const { user } = await authenticateKey(t.deps.ctx, { key: u.key });
+    assert.ok(await t.deps.ctx.store.keys.revoke(u.id, u.keyId, Date.now()));
+    await assert.rejects(
+      captureScreenshot(t.deps.capture, { user, keyId: u.keyId, input: opts }),
+      (err) => isAppError(err) && err.code === 'unauthorized',
+    );
+    const k2 = await createKey(t, u.cookie);
+    assert.equal((await usage(k2.key)).used, 1);
+    // The same request with a live key is the hit it was refused as.
+    const { user: again } = await authenticateKey(t.deps.ctx, { key: k2.key });
+    const hit = await captureScreenshot(t.deps.capture, { user: again, keyId: k2.id, input: opts });
+    assert.equal(hit.cached, true);
   });
 
   it('lists Pro records newest first with cursor pagination; Free lists nothing', async () => {

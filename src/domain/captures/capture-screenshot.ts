@@ -61,9 +61,10 @@ export async function captureScreenshot(
         signal: revoked.signal,
       });
       if (revoked.signal.aborted) throw unauthorized();
-      // The render took a while: a revocation made on another node without a shared bus
-      // is caught here at the latest, before the image URL leaves.
-      if (!outcome.cached && !(await ctx.store.keys.isActive(keyId))) throw unauthorized();
+      // Every answer, a cache hit or a joined render included: a revocation that landed
+      // after authentication (or whose event was lost) is caught here at the latest,
+      // before the image URL leaves.
+      if (!(await ctx.store.keys.isActive(keyId))) throw unauthorized();
       await ctx.store.quota.countDay(user.id, dayBounds(ctx.clock()).key);
       return { ...outcome, quota: { used, limit } };
     } catch (err) {
