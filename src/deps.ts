@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { sql } from 'kysely';
 import { migrateToLatest } from '../migrations/index.ts';
 import { createLocalBilling, type LocalBilling } from './adapters/billing/local-provider.ts';
 import type { BillingProvider } from './adapters/billing/provider.ts';
@@ -17,6 +18,7 @@ import { connectDatabase, type DatabaseHandle } from './adapters/db/connect.ts';
 import { exclusiveRunner } from './adapters/db/exclusive.ts';
 import { createKyselyStore } from './adapters/db/kysely-store.ts';
 import { memoryRevocations } from './adapters/events/memory-revocations.ts';
+import { postgresRevocations } from './adapters/events/postgres-revocations.ts';
 import { redisRevocations } from './adapters/events/redis-revocations.ts';
 import { memoryCounters } from './adapters/limits/memory.ts';
 import { postgresCounters } from './adapters/limits/postgres.ts';
@@ -154,9 +156,20 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     const counters: CounterFactory = redis
       ? redisCounters(redis.commands, prefix)
       : (dbCounters ?? memoryCounters());
+    // Revocations reach every node: over Redis, else PostgreSQL LISTEN/NOTIFY; the
+    // in-process bus only serves SQLite, which is one node by construction.
     const revocations = redis
       ? redisRevocations(redis.commands, redis.subscriber, prefix)
-      : memoryRevocations();
+      : database.dialect === 'postgres' && config.data.databaseUrl
+        ? postgresRevocations({
+            url: config.data.databaseUrl,
+            schema,
+            notify: async (channel, payload) => {
+              await sql`select pg_notify(${channel}, ${payload})`.execute(database.db);
+            },
+            ...(options.logger ? { logger: options.logger } : {}),
+          })
+        : memoryRevocations();
     closers.push(() => revocations.close());
     const renderLocks: RenderLocks = redis
       ? redisRenderLocks(redis.commands, prefix)
