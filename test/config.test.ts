@@ -49,6 +49,27 @@ describe('configuration at boot', () => {
     }
   });
 
+  it('stops a production boot that would run the local billing provider, unless told', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cfg-'));
+    for (const env of [{}, { BILLING_PROVIDER: 'local' }] as Record<string, string>[]) {
+      const { code, stderr } = await boot({ DATA_DIR: dir, NODE_ENV: 'production', ...env });
+      assert.equal(code, 78, stderr);
+      assert.match(stderr, /invalid configuration/);
+      assert.match(stderr, /local billing provider is refused with NODE_ENV=production/);
+      assert.match(stderr, /LOCAL_BILLING_IN_PRODUCTION=1/);
+    }
+    // With the switch billing passes: the boot stops only on the too-short METRICS_TOKEN.
+    const told = await boot({
+      DATA_DIR: dir,
+      NODE_ENV: 'production',
+      LOCAL_BILLING_IN_PRODUCTION: '1',
+      METRICS_TOKEN: 'x',
+    });
+    assert.equal(told.code, 78);
+    assert.doesNotMatch(told.stderr, /billing/);
+    assert.match(told.stderr, /METRICS_TOKEN/);
+  });
+
   it('refuses a PLANS_FILE with unknown plans, fields or bad values', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cfg-'));
     const file = path.join(dir, 'plans.json');

@@ -16,6 +16,10 @@ export interface Config {
     dashboardOrigins: string[];
     /** Fastify `trustProxy` value: false, or a list of proxy addresses / CIDRs. */
     trustProxy: false | string[];
+    /**
+     * Bearer token that opens GET /metrics to any client; unset: loopback clients only.
+     */
+    metricsToken: string | undefined;
     logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
     bodyLimitBytes: number;
     /** log2 of scrypt's N for new password hashes. */
@@ -101,6 +105,10 @@ export function loadConfig(env: Env): Config {
 
   const dashboardOrigins = parseOrigins(r, r.optional('DASHBOARD_ORIGINS')) ?? [publicUrl.origin];
   const trustProxy = parseTrustProxy(r, r.optional('TRUST_PROXY'));
+  const metricsToken = r.optional('METRICS_TOKEN');
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{16,512}$/.test(metricsToken)) {
+    r.problem('METRICS_TOKEN must be 16 to 512 printable characters without spaces');
+  }
 
   const dataDir = path.resolve(r.string('DATA_DIR', './data'));
   const databaseUrl = r.url('DATABASE_URL', ['postgres:', 'postgresql:']);
@@ -127,6 +135,7 @@ export function loadConfig(env: Env): Config {
       publicUrl,
       dashboardOrigins,
       trustProxy,
+      metricsToken,
       logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
       bodyLimitBytes: 64 * 1024,
       passwordHashCost: r.int('PASSWORD_HASH_COST', 15, 10, 17),
@@ -242,16 +251,19 @@ function parseBilling(r: EnvReader, nodeEnv: Config['nodeEnv']): BillingConfig {
   }
   const apiBase = r.url('STRIPE_API_BASE', ['http:', 'https:']);
 
+  const localInProduction = r.bool('LOCAL_BILLING_IN_PRODUCTION', false);
   if (explicit === 'local' || (explicit === undefined && !stripeConfigured)) {
     if (nodeEnv === 'production') {
-      // The local provider hands out Pro for a button press: never by accident in production.
-      if (explicit !== 'local') {
-        r.problem(
-          'no payment provider in production: set STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET and ' +
-            'STRIPE_PRICE_ID, or BILLING_PROVIDER=local to run the local test provider on purpose',
-        );
-      } else if (stripeConfigured) {
+      // The local provider hands out Pro for a button press: a public instance must never
+      // run it by accident, so only the long, explicit switch allows it.
+      if (stripeConfigured) {
         r.problem('BILLING_PROVIDER=local is refused in production while Stripe is configured');
+      } else if (!localInProduction) {
+        r.problem(
+          'the local billing provider is refused with NODE_ENV=production (it gives Pro away ' +
+            'for free): set STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET and STRIPE_PRICE_ID, or ' +
+            'LOCAL_BILLING_IN_PRODUCTION=1 if this instance is not public and you mean it',
+        );
       }
     }
     return { provider: 'local' };

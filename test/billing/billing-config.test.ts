@@ -56,17 +56,42 @@ test('Stripe settings are all or none, and look like what they are', () => {
   );
 });
 
-test('production refuses the local provider unless asked for by name, and never beside Stripe', () => {
+test('production refuses the local provider unless LOCAL_BILLING_IN_PRODUCTION=1, never beside Stripe', () => {
   assert.match(
     problems({ NODE_ENV: 'production' }).join('\n'),
-    /no payment provider in production/,
+    /local billing provider is refused with NODE_ENV=production.*LOCAL_BILLING_IN_PRODUCTION=1/,
   );
-  assert.deepEqual(loadConfig({ NODE_ENV: 'production', BILLING_PROVIDER: 'local' }).billing, {
-    provider: 'local',
-  });
+  // Naming the provider is not enough: only the explicit switch says the operator means it.
   assert.match(
-    problems({ ...STRIPE, NODE_ENV: 'production', BILLING_PROVIDER: 'local' }).join('\n'),
+    problems({ NODE_ENV: 'production', BILLING_PROVIDER: 'local' }).join('\n'),
+    /LOCAL_BILLING_IN_PRODUCTION=1/,
+  );
+  assert.match(
+    problems({ NODE_ENV: 'production', LOCAL_BILLING_IN_PRODUCTION: '0' }).join('\n'),
+    /LOCAL_BILLING_IN_PRODUCTION=1/,
+  );
+  assert.deepEqual(
+    loadConfig({ NODE_ENV: 'production', LOCAL_BILLING_IN_PRODUCTION: '1' }).billing,
+    { provider: 'local' },
+  );
+  assert.deepEqual(
+    loadConfig({
+      NODE_ENV: 'production',
+      BILLING_PROVIDER: 'local',
+      LOCAL_BILLING_IN_PRODUCTION: '1',
+    }).billing,
+    { provider: 'local' },
+  );
+  assert.match(
+    problems({
+      ...STRIPE,
+      NODE_ENV: 'production',
+      BILLING_PROVIDER: 'local',
+      LOCAL_BILLING_IN_PRODUCTION: '1',
+    }).join('\n'),
     /refused in production while Stripe is configured/,
   );
   assert.equal(loadConfig({ ...STRIPE, NODE_ENV: 'production' }).billing.provider, 'stripe');
+  // Outside production the switch changes nothing.
+  assert.deepEqual(loadConfig({ NODE_ENV: 'development' }).billing, { provider: 'local' });
 });
