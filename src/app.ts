@@ -89,7 +89,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
   });
   registerErrorHandling(app);
   registerMethodNotAllowed(app);
-  registerMetrics(app, deps.metrics);
+  registerMetrics(app, deps.metrics, { token: server.metricsToken });
   await app.register(cookie);
   await registerCors(app, server.dashboardOrigins);
   await registerDocs(app, server.publicUrl.origin);
