@@ -61,7 +61,7 @@ export interface AppDeps {
   database: DatabaseHandle;
   storage: ImageStorage;
   capture: CaptureContext;
-  demo: CaptureContext & { demoCounter: WindowCounter };
+  demo: CaptureContext & { demoCounter: WindowCounter; demoRequests: WindowCounter };
   renderer: ReturnType<typeof lazyRenderer>;
   egressPolicy: EgressPolicy;
   rateLimits: RateLimits;
@@ -260,6 +260,11 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       limit: plans.demo.daily_quota ?? 5,
       windowMs: 24 * 60 * MINUTE_MS,
     });
+    const demoRequests = counters.create({
+      name: 'demo-requests',
+      limit: plans.demo.requests_per_hour ?? 30,
+      windowMs: 60 * MINUTE_MS,
+    });
 
     // One node sweeps at a time (a PostgreSQL advisory lock); claiming rows with
     // DELETE ... RETURNING already makes each image's deletion happen once.
@@ -306,7 +311,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       database,
       storage,
       capture,
-      demo: { ...capture, demoCounter },
+      demo: { ...capture, demoCounter, demoRequests },
       renderer,
       egressPolicy,
       rateLimits: new RateLimits(ctx),

@@ -15,6 +15,11 @@ export interface Plan {
   daily_quota: number | null;
   /** Capture requests per minute per account; null means no per-minute limit. */
   rate_per_minute: number | null;
+  /**
+   * Requests per hour per client IP, refused and failed ones included; only the demo uses
+   * it (its daily allowance counts only successful captures).
+   */
+  requests_per_hour: number | null;
   max_width: number;
   max_height: number;
   formats: ImageFormat[];
@@ -36,6 +41,7 @@ export const DEFAULT_PLANS: PlanTable = {
     monthly_quota: null,
     daily_quota: 5,
     rate_per_minute: null,
+    requests_per_hour: 30,
     max_width: 1280,
     max_height: 720,
     formats: ['png'],
@@ -51,6 +57,7 @@ export const DEFAULT_PLANS: PlanTable = {
     monthly_quota: 100,
     daily_quota: null,
     rate_per_minute: 5,
+    requests_per_hour: null,
     max_width: 1920,
     max_height: 1080,
     formats: ['png', 'jpeg'],
@@ -66,6 +73,7 @@ export const DEFAULT_PLANS: PlanTable = {
     monthly_quota: 5000,
     daily_quota: null,
     rate_per_minute: 60,
+    requests_per_hour: null,
     max_width: 3840,
     max_height: 2160,
     formats: ['png', 'jpeg', 'webp'],
@@ -98,6 +106,7 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
   monthly_quota: positiveIntOrNull(1_000_000_000),
   daily_quota: positiveIntOrNull(1_000_000_000),
   rate_per_minute: positiveIntOrNull(1_000_000),
+  requests_per_hour: positiveIntOrNull(1_000_000),
   max_width: positiveInt(16_384),
   max_height: positiveInt(16_384),
   formats: (v) =>
@@ -164,6 +173,9 @@ export function applyPlanOverrides(base: PlanTable, overrides: unknown): PlanTab
     if (result[name].monthly_quota === null) problems.push(`${name}.monthly_quota is required`);
   }
   if (result.demo.daily_quota === null) problems.push('demo.daily_quota is required');
+  if (result.demo.requests_per_hour === null) {
+    problems.push('demo.requests_per_hour is required');
+  }
   if (problems.length > 0) throw new PlansFileError(problems);
   return result;
 }

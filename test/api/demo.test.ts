@@ -113,4 +113,53 @@ describeEachDatabase('demo behind a trusted proxy', (db) => {
     // Another client is unaffected.
     assert.equal((await demo('198.51.100.7')).status, 201);
   });
+
+  it('allows 30 requests an hour per client (IPv6 by /64), refused ones included', async () => {
+    const send = (ip: string, json: unknown) =>
+      t.fetch('/demo/screenshot', { method: 'POST', json, headers: { 'x-forwarded-for': ip } });
+    // Requests that fail cheaply, from two addresses of one /64: none uses the daily
+    // allowance, all of them draw on the hourly budget.
+    const cheap = [
+      { url: 'http://169.254.169.254/' },
+      { url: 'not a url' },
+      {},
+      { url: `${site.origin}/`, width: 300 },
+    ];
+    const startedAt = Date.now();
+    for (let i = 0; i < 30; i++) {
+      const ip = i % 2 ? '2001:db8:7:8::1' : '2001:db8:7:8:aaaa::2';
+      const res = await send(ip, cheap[i % cheap.length]);
+      assert.equal(res.status, 400, `request ${i + 1}`);
+      await res.body?.cancel();
+    }
+    // The 31st, a good request from a third address of the same /64: the demo 429.
+    const over = await send('2001:db8:7:8:ffff:ffff:ffff:ffff', { url: `${site.origin}/` });
+    assert.equal(over.status, 429);
+    const body = (await over.json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(body).sort(), [
+      'error',
+      'limit',
+      'message',
+      'plan',
+      'remaining',
+      'reset_time',
+      'success',
+      'used',
+    ]);
+    assert.equal(body.error, 'rate limit exceeded');
+    assert.equal(body.plan, 'demo');
+    assert.equal(body.limit, 30);
+    assert.equal(body.used, 30);
+    assert.equal(body.remaining, 0);
+    // The end of the hour that began with the client's first request.
+    const reset = Number(body.reset_time) * 1000;
+    assert.ok(reset >= startedAt + 3_600_000 - 1_000, `reset_time ${body.reset_time}`);
+    assert.ok(reset <= Date.now() + 3_600_000 + 1_000, `reset_time ${body.reset_time}`);
+    const retry = Number(over.headers.get('retry-after'));
+    assert.ok(retry > 3_000 && retry <= 3_601, `Retry-After ${retry}`);
+    // Still refused when the body is not even valid: counting comes first.
+    assert.equal((await send('2001:db8:7:8::1', {})).status, 429);
+    // Another /64 has its own budget and its allowance.
+    assert.equal((await send('2001:db8:7:9::1', { url: `${site.origin}/` })).status, 201);
+  });
 });

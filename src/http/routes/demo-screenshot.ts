@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../deps.ts';
+import { countDemoRequest } from '../../domain/captures/count-demo-request.ts';
 import { demoCapture } from '../../domain/captures/demo-capture.ts';
 import { imageUrl } from '../../domain/captures/ports.ts';
 import { toIso } from '../../lib/time.ts';
@@ -22,6 +23,10 @@ export function registerDemoScreenshot(app: App, deps: AppDeps): void {
           }),
           ...errorResponses(400, 413, 429, 500, 502, 503, 504),
         },
+      },
+      // Before the body is read or validated: every request draws on the hourly budget.
+      onRequest: async (request) => {
+        await countDemoRequest(deps.demo, { ip: request.ip });
       },
     },
     async (request, reply) => {

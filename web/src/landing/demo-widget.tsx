@@ -13,7 +13,7 @@ type State =
   | { kind: 'rendering'; url: string; startedAt: number }
   | { kind: 'done'; url: string; result: DemoResult; seconds: number }
   | { kind: 'error'; message: string }
-  | { kind: 'limit'; resetsAt: string; limit: number };
+  | { kind: 'limit'; resetsAt: string; limit: number; daily: boolean };
 
 /**
  * The landing page demo: one URL, a fixed 1280×720 PNG. The frame has its size from the
@@ -54,10 +54,13 @@ export function DemoWidget() {
       setShown({ url: target, result });
     } catch (err) {
       if (err instanceof ApiError && err.status === 429 && err.body.plan === 'demo') {
+        const resetTime = err.body.reset_time ?? 0;
         setState({
           kind: 'limit',
-          resetsAt: new Date((err.body.reset_time ?? 0) * 1000).toISOString(),
+          resetsAt: new Date(resetTime * 1000).toISOString(),
           limit: err.body.limit ?? 5,
+          // The daily allowance resets at UTC midnight; the hourly request budget does not.
+          daily: resetTime % 86_400 === 0,
         });
       } else {
         setState({
@@ -80,8 +83,10 @@ export function DemoWidget() {
   if (state.kind === 'limit') {
     problem = (
       <>
-        You have used today's {state.limit} demo captures. The demo resets{' '}
-        {formatRelative(state.resetsAt)} ({formatDateTime(state.resetsAt)}).{' '}
+        {state.daily
+          ? `You have used today's ${state.limit} demo captures.`
+          : `The demo allows ${state.limit} requests an hour.`}{' '}
+        The demo resets {formatRelative(state.resetsAt)} ({formatDateTime(state.resetsAt)}).{' '}
         <a href="/dashboard/signup">Create a free account</a> for 100 captures a month.
       </>
     );
