@@ -251,3 +251,30 @@ describeEachDatabase('login throttling per IP', (db) => {
     assert.equal(res.status, 429);
   });
 });
+
+describeEachDatabase('login throttling per IPv6 /64', (db) => {
+  let t: TestApp;
+  before(async () => {
+    t = await startApp({ db, env: { TRUST_PROXY: '127.0.0.1' } });
+  });
+  after(() => t.close());
+
+  it('adds up failures from addresses of one /64, and not those of another', async () => {
+    const { email } = await signUp(t);
+    const login = (ip: string, json: { email: string; password: string }) =>
+      t.fetch('/v1/auth/login', { method: 'POST', json, headers: { 'x-forwarded-for': ip } });
+    // 50 failures from each of two addresses in one /64 (a subscriber holds the whole /64).
+    for (let i = 0; i < 100; i++) {
+      const ip = i % 2 ? '2001:db8:a:b::1' : '2001:db8:a:b:cafe:0:0:2';
+      const res = await login(ip, { email: `ghost-${i % 20}@example.com`, password: 'nope nope' });
+      assert.equal(res.status, 401, `attempt ${i + 1}`);
+      await res.body?.cancel();
+    }
+    const third = await login('2001:db8:a:b:ffff::3', { email, password: PASSWORD });
+    assert.equal(third.status, 429);
+    assert.ok(Number(third.headers.get('retry-after')) >= 1);
+    // The next /64 is another client.
+    const other = await login('2001:db8:a:c::1', { email, password: PASSWORD });
+    assert.equal(other.status, 200);
+  });
+});

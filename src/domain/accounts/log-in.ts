@@ -1,3 +1,4 @@
+import { demoClientKey } from '../captures/demo-capture.ts';
 import type { DomainContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { decoyHash, verifyPassword } from '../passwords.ts';
@@ -8,7 +9,7 @@ const INVALID = 'invalid email or password';
 
 /**
  * Unknown email and wrong password give the same answer after the same work. Failures are
- * counted per email and per client IP; past either limit every attempt is refused until
+ * counted per email and per client IP (IPv6 by /64); past either limit every attempt is refused until
  * the window passes, right password or not.
  *
  * Each attempt takes its point from both counters atomically before the password is
@@ -21,11 +22,13 @@ export async function logIn(
 ): Promise<{ user: User; session: { token: string; expiresAt: number } }> {
   const email = options.email.trim().toLowerCase();
   const { byEmail, byIp } = ctx.loginThrottle;
-  const [emailTake, ipTake] = await Promise.all([byEmail.take(email), byIp.take(options.ip)]);
+  // IPv6 clients by /64, like the demo: one subscriber usually holds the whole /64.
+  const client = demoClientKey(options.ip);
+  const [emailTake, ipTake] = await Promise.all([byEmail.take(email), byIp.take(client)]);
   if (!emailTake.allowed || !ipTake.allowed) {
     await Promise.all([
       emailTake.allowed ? byEmail.refund(email) : null,
-      ipTake.allowed ? byIp.refund(options.ip) : null,
+      ipTake.allowed ? byIp.refund(client) : null,
     ]);
     const [state, limit] = !emailTake.allowed ? [emailTake, byEmail.limit] : [ipTake, byIp.limit];
     const retryAfter = Math.max(1, Math.ceil((state.resetAt - ctx.clock()) / 1000));
@@ -47,7 +50,7 @@ export async function logIn(
     ? await verifyPassword(options.password, found.passwordHash)
     : await verifyPassword(options.password, await decoyHash()).then(() => false);
   if (!found || !ok) throw new AppError('unauthorized', INVALID);
-  await Promise.all([byEmail.reset(email), byIp.refund(options.ip)]);
+  await Promise.all([byEmail.reset(email), byIp.refund(client)]);
   const session = await startSession(ctx, { userId: found.user.id });
   return { user: found.user, session };
 }
