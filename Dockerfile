@@ -16,6 +16,9 @@ RUN apt-get update \
     chromium fonts-liberation fonts-noto-cjk fonts-noto-color-emoji tini ca-certificates \
   && rm -rf /var/lib/apt/lists/*
 
+# Production mode: the local billing provider is refused (set the STRIPE_* settings, or
+# LOCAL_BILLING_IN_PRODUCTION=1 on an instance strangers cannot reach), and /metrics answers
+# loopback only unless METRICS_TOKEN is set. See compose.yaml for a complete configuration.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
