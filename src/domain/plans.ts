@@ -15,6 +15,11 @@ export interface Plan {
   daily_quota: number | null;
   /** Capture requests per minute per account; null means no per-minute limit. */
   rate_per_minute: number | null;
+  /**
+   * Captures of one account (of one IP for the demo) rendering at once on a node; more wait
+   * for its earlier ones, within the same deadline.
+   */
+  concurrent_renders: number;
   max_width: number;
   max_height: number;
   formats: ImageFormat[];
@@ -36,6 +41,7 @@ export const DEFAULT_PLANS: PlanTable = {
     monthly_quota: null,
     daily_quota: 5,
     rate_per_minute: null,
+    concurrent_renders: 1,
     max_width: 1280,
     max_height: 720,
     formats: ['png'],
@@ -51,6 +57,7 @@ export const DEFAULT_PLANS: PlanTable = {
     monthly_quota: 100,
     daily_quota: null,
     rate_per_minute: 5,
+    concurrent_renders: 1,
     max_width: 1920,
     max_height: 1080,
     formats: ['png', 'jpeg'],
@@ -66,6 +73,7 @@ export const DEFAULT_PLANS: PlanTable = {
     monthly_quota: 5000,
     daily_quota: null,
     rate_per_minute: 60,
+    concurrent_renders: 4,
     max_width: 3840,
     max_height: 2160,
     formats: ['png', 'jpeg', 'webp'],
@@ -98,6 +106,7 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
   monthly_quota: positiveIntOrNull(1_000_000_000),
   daily_quota: positiveIntOrNull(1_000_000_000),
   rate_per_minute: positiveIntOrNull(1_000_000),
+  concurrent_renders: positiveInt(1_000),
   max_width: positiveInt(16_384),
   max_height: positiveInt(16_384),
   formats: (v) =>
