@@ -98,7 +98,10 @@ describe('PLANS_FILE overrides', () => {
   before(async () => {
     t = await startApp({
       db: 'sqlite',
-      plans: { free: { monthly_quota: 7, full_page: false }, pro: { rate_per_minute: 120 } },
+      plans: {
+        free: { monthly_quota: 7, full_page: false },
+        pro: { rate_per_minute: 120, concurrent_renders: 8 },
+      },
     });
   });
   after(() => t.close());
@@ -113,5 +116,7 @@ describe('PLANS_FILE overrides', () => {
     assert.equal(free?.rate_per_minute, 5);
     assert.equal(pro?.rate_per_minute, 120);
     assert.equal(pro?.monthly_quota, 5000);
+    assert.equal(pro?.concurrent_renders, 8);
+    assert.equal(free?.concurrent_renders, 1);
   });
 });

@@ -8,6 +8,10 @@ test('the default table follows DECISIONS.md section 1', () => {
   assert.equal(DEFAULT_PLANS.demo.daily_quota, 5);
   assert.equal(DEFAULT_PLANS.free.rate_per_minute, 5);
   assert.equal(DEFAULT_PLANS.pro.rate_per_minute, 60);
+  // Section 11: Free 1, Pro 4, the demo 1 per IP.
+  assert.equal(DEFAULT_PLANS.free.concurrent_renders, 1);
+  assert.equal(DEFAULT_PLANS.pro.concurrent_renders, 4);
+  assert.equal(DEFAULT_PLANS.demo.concurrent_renders, 1);
   assert.deepEqual(DEFAULT_PLANS.free.formats, ['png', 'jpeg']);
   assert.equal(DEFAULT_PLANS.free.full_page, true);
   assert.equal(DEFAULT_PLANS.free.fresh, false);
@@ -32,11 +36,12 @@ test('every problem is reported at once', () => {
     () =>
       applyPlanOverrides(DEFAULT_PLANS, {
         gold: {},
-        pro: { fresh: 'yes', max_device_scale_factor: 5 },
+        pro: { fresh: 'yes', max_device_scale_factor: 5, concurrent_renders: 0 },
       }),
     (err: unknown) => {
       assert.ok(err instanceof PlansFileError);
-      assert.equal(err.problems.length, 3);
+      assert.equal(err.problems.length, 4);
+      assert.ok(err.problems.some((p) => p.startsWith('pro.concurrent_renders must be')));
       return true;
     },
   );

@@ -20,6 +20,11 @@ export interface Plan {
    * it (its daily allowance counts only successful captures).
    */
   requests_per_hour: number | null;
+  /**
+   * Captures of one account (of one IP for the demo) rendering at once on a node; more wait
+   * for its earlier ones, within the same deadline.
+   */
+  concurrent_renders: number;
   max_width: number;
   max_height: number;
   formats: ImageFormat[];
@@ -42,6 +47,7 @@ export const DEFAULT_PLANS: PlanTable = {
     daily_quota: 5,
     rate_per_minute: null,
     requests_per_hour: 30,
+    concurrent_renders: 1,
     max_width: 1280,
     max_height: 720,
     formats: ['png'],
@@ -58,6 +64,7 @@ export const DEFAULT_PLANS: PlanTable = {
     daily_quota: null,
     rate_per_minute: 5,
     requests_per_hour: null,
+    concurrent_renders: 1,
     max_width: 1920,
     max_height: 1080,
     formats: ['png', 'jpeg'],
@@ -74,6 +81,7 @@ export const DEFAULT_PLANS: PlanTable = {
     daily_quota: null,
     rate_per_minute: 60,
     requests_per_hour: null,
+    concurrent_renders: 4,
     max_width: 3840,
     max_height: 2160,
     formats: ['png', 'jpeg', 'webp'],
@@ -107,6 +115,7 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
   daily_quota: positiveIntOrNull(1_000_000_000),
   rate_per_minute: positiveIntOrNull(1_000_000),
   requests_per_hour: positiveIntOrNull(1_000_000),
+  concurrent_renders: positiveInt(1_000),
   max_width: positiveInt(16_384),
   max_height: positiveInt(16_384),
   formats: (v) =>

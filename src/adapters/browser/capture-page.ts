@@ -6,6 +6,10 @@
  * wiped (localStorage, sessionStorage, IndexedDB, Cache Storage, service workers, ...). Each
  * capture sets the whole emulation state (viewport, scale, media features, background) anew.
  * The context itself is thrown away every `recycleAfter` captures and after any failure.
+ *
+ * What no clearing reaches (the context's HTTP authentication cache, HSTS and alt-svc state,
+ * its open sockets) is kept from other accounts by never sharing a context: a page records the
+ * client it rendered for and refuses any other client's capture.
  */
 import type {
   BrowserContext,
@@ -125,6 +129,8 @@ export class CapturePage {
   readonly instance: BrowserInstance;
   /** Captures started on this context. */
   captures = 0;
+  /** The client this context has rendered for (RenderClient id); null while never used. */
+  client: string | null = null;
   /** What the capture in progress is doing, for timeout messages. */
   phase = 'starting';
   readonly #context: BrowserContext;
@@ -363,8 +369,15 @@ export class CapturePage {
    * Renders one capture. Rejects with the signal's reason once it aborts (deadline, caller
    * abort, browser crash), with an AppError for expected failures, or with whatever broke.
    */
-  async capture(options: RenderOptions, signal: AbortSignal): Promise<CaptureOutput> {
+  async capture(
+    options: RenderOptions,
+    signal: AbortSignal,
+    client: string,
+  ): Promise<CaptureOutput> {
     signal.throwIfAborted();
+    if (this.client !== null && this.client !== client) {
+      throw new AppError('internal_error', 'a browser context is never shared between clients');
+    }
     // The API validates the URL; this is the last line before Chromium (file:, chrome:, ...).
     if (!/^https?:\/\//i.test(options.url)) {
       throw new AppError('url_not_allowed', 'only http and https URLs can be captured');
@@ -374,6 +387,7 @@ export class CapturePage {
     const forward = (): void => run.fail(signal.reason);
     signal.addEventListener('abort', forward, { once: true });
     this.#run = run;
+    this.client = client;
     this.captures++;
     this.phase = 'starting';
     try {

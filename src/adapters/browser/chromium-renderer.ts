@@ -1,11 +1,18 @@
 /**
  * The Chromium renderer: one long-lived browser, at most `concurrency` captures at once behind a
- * bounded FIFO queue, one deadline per capture that includes its queue time.
+ * bounded queue that shares the slots fairly among clients (slot-queue.ts), one deadline per
+ * capture that includes its queue time.
  *
  * Captures run on reused pages, each in its own isolated browser context (capture-page.ts).
  * After a capture its page is reset (blank page, storage wiped) in the background while the
  * capture's slot already serves the next request on another clean page: the pool holds up to
  * twice `concurrency` pages, so the reset is off the critical path.
+ *
+ * A context keeps what no reset clears (HTTP authentication cache, HSTS and alt-svc state,
+ * open sockets), so a page that rendered for one client only ever renders for that client
+ * again (DECISIONS.md section 11, "Isolation"). Another client's capture takes a never-used
+ * spare; a few spares are kept ready off the critical path, replacing the least recently used
+ * pages of other clients when the pool is full.
  *
  * The browser is replaced (the new one launched before the old one closes) after
  * `browserRecycleAfter` captures or when its processes' resident memory passes
@@ -52,6 +59,8 @@ const MAX_RELAUNCH_BACKOFF_MS = 10_000;
 const PAGE_CREATE_TIMEOUT_MS = 15_000;
 /** Pages per slot by default: one capturing, one being reset. */
 export const DEFAULT_PAGES_PER_SLOT = 2;
+/** The client of captures that name none (tests, benchmarks). */
+const ANONYMOUS_CLIENT = '';
 
 export interface ChromiumRendererOptions {
   /** Chromium binary; default findChromium() (CHROME_PATH, then the usual install paths). */
@@ -100,8 +109,15 @@ class ChromiumRenderer implements Renderer {
   readonly #maxRss: number;
   /** Capacity: one token per capture allowed to run. */
   readonly #queue: SlotQueue<number>;
-  /** Clean pages, ready for a capture. */
+  /**
+   * Clean pages, ready for a capture, least recently idle first: never used (`client` null,
+   * for anyone) or reset after a capture (only for the same client).
+   */
   readonly #idle: CapturePage[] = [];
+  /** Never-used pages kept idle for clients without a page of their own. */
+  readonly #spares: number;
+  /** Spares being created by #prepareSpares. */
+  #creatingSpares = 0;
   /** Pages alive or being created, on any browser. */
   #pages = 0;
   /** Woken when a page becomes idle or the page count drops. */
@@ -130,6 +146,14 @@ class ChromiumRenderer implements Renderer {
     this.#concurrency = Math.max(1, options.concurrency);
     this.#maxPages =
       this.#concurrency * Math.max(1, options.pagesPerSlot ?? DEFAULT_PAGES_PER_SLOT);
+    // Half the slots, at least one, but never all the room the pool has beyond the slots: with
+    // one page per slot there is none, and another client's capture replaces a used page on
+    // its critical path; with spares for every slot a single client's pages would all be
+    // replaced after each capture instead of being reused.
+    this.#spares = Math.min(
+      Math.max(1, Math.floor(this.#concurrency / 2)),
+      this.#maxPages - this.#concurrency,
+    );
     this.#recycleAfter = Math.max(1, options.recycleAfter ?? DEFAULT_RECYCLE_AFTER);
     this.#browserRecycleAfter = Math.max(
       1,
@@ -153,7 +177,11 @@ class ChromiumRenderer implements Renderer {
 
   async render(options: RenderOptions, control: RenderControl): Promise<RenderResult> {
     if (this.#closing) throw new AppError('overloaded', 'the renderer is shutting down');
-    const token = await this.#queue.acquire(control.deadline, control.signal);
+    const client = control.client ?? {
+      id: ANONYMOUS_CLIENT,
+      maxConcurrent: Number.POSITIVE_INFINITY,
+    };
+    const token = await this.#queue.acquire(control.deadline, control.signal, client);
     const started = Date.now();
     const controller = new AbortController();
     const running: Running = { controller, page: null };
@@ -172,11 +200,11 @@ class ChromiumRenderer implements Renderer {
     control.signal?.addEventListener('abort', onAbort, { once: true });
     if (control.signal?.aborted) onAbort();
 
-    const taking = this.#takePage(controller.signal);
+    const taking = this.#takePage(controller.signal, client.id);
     let ok = false;
     try {
       running.page = await raceAbort(taking, controller.signal);
-      const output = await running.page.capture(options, controller.signal);
+      const output = await running.page.capture(options, controller.signal, client.id);
       ok = true;
       this.#captures++;
       running.page.instance.captures++;
@@ -290,16 +318,30 @@ class ChromiumRenderer implements Renderer {
     }
   }
 
-  /** A clean page on the current browser: an idle one, a new one, or the next one freed. */
-  async #takePage(signal: AbortSignal): Promise<CapturePage> {
+  /**
+   * A clean page on the current browser for `client`: its own idle page, a never-used spare, a
+   * new page, a new page in place of another client's idle one, or the next one freed.
+   */
+  async #takePage(signal: AbortSignal, client: string): Promise<CapturePage> {
     for (;;) {
       signal.throwIfAborted();
       const current = await this.#currentInstance();
-      for (let page = this.#idle.pop(); page; page = this.#idle.pop()) {
-        if (page.instance === current && page.usable) return page;
+      for (const page of this.#idle.filter((p) => p.instance !== current || !p.usable)) {
         void this.#discard(page);
       }
+      const own = this.#idle.findLast((p) => p.client === client);
+      const page = own ?? this.#idle.find((p) => p.client === null);
+      if (page) {
+        this.#idle.splice(this.#idle.indexOf(page), 1);
+        return page;
+      }
       if (this.#pages < this.#maxPages) return this.#createPage(current);
+      // Every idle page has served other clients: the longest idle makes room for a new one.
+      const other = this.#idle[0];
+      if (other) {
+        void this.#discard(other);
+        return this.#createPage(current);
+      }
       await new Promise<void>((resolve, reject) => {
         const wake = (): void => {
           this.#pageWaiters.delete(wake);
@@ -382,19 +424,40 @@ class ChromiumRenderer implements Renderer {
     }
   }
 
-  /** Keeps at least `concurrency` pages in the pool, created on the current browser. */
+  /**
+   * Keeps at least `concurrency` pages in the pool and `#spares` never-used ones idle, created
+   * on the current browser; when the pool is full, the least recently idle pages of clients
+   * make room for the spares.
+   */
   async #prepareSpares(): Promise<void> {
     const current = this.#current;
     if (!current?.connected || this.#recycling || this.#closing) return;
-    const missing = this.#concurrency - this.#pages;
-    if (missing <= 0) return;
-    await Promise.all(
-      Array.from({ length: missing }, async () => {
-        const page = await this.#createPage(current);
-        if (this.#closing || page.instance !== this.#current) await this.#discard(page);
-        else this.#makeIdle(page);
-      }),
+    const unused = this.#idle.filter((page) => page.client === null).length;
+    const missing = Math.max(
+      this.#concurrency - this.#pages,
+      this.#spares - unused - this.#creatingSpares,
     );
+    const creating: Promise<void>[] = [];
+    for (let i = 0; i < missing; i++) {
+      if (this.#pages >= this.#maxPages) {
+        const used = this.#idle.find((page) => page.client !== null);
+        if (!used) break;
+        void this.#discard(used);
+      }
+      creating.push(this.#createSpare(current));
+    }
+    await Promise.all(creating);
+  }
+
+  async #createSpare(current: BrowserInstance): Promise<void> {
+    this.#creatingSpares++;
+    try {
+      const page = await this.#createPage(current);
+      if (this.#closing || page.instance !== this.#current) await this.#discard(page);
+      else this.#makeIdle(page);
+    } finally {
+      this.#creatingSpares--;
+    }
   }
 
   #checkBrowserHealth(): void {

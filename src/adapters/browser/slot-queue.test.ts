@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../../domain/errors.ts';
-import { SlotQueue } from './slot-queue.ts';
+import { type SlotClient, SlotQueue } from './slot-queue.ts';
 
 const far = () => Date.now() + 60_000;
+const client = (id: string, maxConcurrent = 100): SlotClient => ({ id, maxConcurrent });
 
 function filled(slots: string[], maxQueued: number): SlotQueue<string> {
   const queue = new SlotQueue<string>(maxQueued);
@@ -106,5 +107,116 @@ describe('SlotQueue', () => {
     await assert.rejects(two, /closing/);
     assert.equal(queue.queued, 0);
     await sleep(0);
+  });
+
+  describe('fair share across clients', () => {
+    it('a freed slot goes to waiting clients in turn, first come first served within each', async () => {
+      const queue = filled(['a', 'b'], 10);
+      const order: string[] = [];
+      let lastSlot = '';
+      const acquireAs = (id: string, name: string) =>
+        queue.acquire(far(), undefined, client(id)).then((slot) => {
+          order.push(name);
+          lastSlot = slot;
+        });
+      // Client A takes both slots and queues three more; then B and C queue one each.
+      const a1 = await queue.acquire(far(), undefined, client('A'));
+      const a2 = await queue.acquire(far(), undefined, client('A'));
+      const waiting = [
+        acquireAs('A', 'A3'),
+        acquireAs('A', 'A4'),
+        acquireAs('A', 'A5'),
+        acquireAs('B', 'B1'),
+        acquireAs('C', 'C1'),
+      ];
+      assert.equal(queue.queued, 5);
+      lastSlot = a1;
+      // Each capture served frees its slot again before the next one is handed out.
+      for (let i = 0; i < 5; i++) {
+        queue.release(lastSlot);
+        await sleep(0);
+      }
+      await Promise.all(waiting);
+      // A was first in the rotation, then went to the back, behind B and C.
+      assert.deepEqual(order, ['A3', 'B1', 'C1', 'A4', 'A5']);
+      queue.release(lastSlot);
+      queue.release(a2);
+      assert.equal(queue.idle, 2);
+      assert.equal(queue.queued, 0);
+    });
+
+    it('a client at its limit waits while a free slot goes to another client', async () => {
+      const queue = filled(['a', 'b', 'c'], 10);
+      const free = client('free', 1);
+      const first = await queue.acquire(far(), undefined, free);
+      let second: string | undefined;
+      const waiting = queue.acquire(far(), undefined, free).then((slot) => {
+        second = slot;
+        return slot;
+      });
+      await sleep(0);
+      assert.equal(second, undefined, 'the second capture waits for the first');
+      assert.equal(queue.queued, 1);
+      assert.equal(queue.idle, 2);
+      // Other clients still take the free slots at once.
+      assert.equal(await queue.acquire(far(), undefined, client('other')), 'b');
+      assert.equal(queue.heldBy('free'), 1);
+      queue.release(first);
+      assert.equal(await waiting, first);
+      assert.equal(queue.heldBy('free'), 1);
+      assert.equal(queue.idle, 1);
+    });
+
+    it('a limit of 4 (Pro): the fifth capture waits for one of the first four', async () => {
+      const queue = filled(['1', '2', '3', '4', '5', '6'], 10);
+      const pro = client('user:7', 4);
+      const held = await Promise.all([1, 2, 3, 4].map(() => queue.acquire(far(), undefined, pro)));
+      let fifth: string | undefined;
+      const waiting = queue.acquire(far(), undefined, pro).then((slot) => {
+        fifth = slot;
+      });
+      await sleep(0);
+      assert.equal(fifth, undefined);
+      assert.equal(queue.idle, 2, 'slots stay free for other clients');
+      queue.release(held[2] as string);
+      await waiting;
+      assert.equal(fifth, held[2]);
+      assert.equal(queue.heldBy('user:7'), 4);
+    });
+
+    it('a slot freed while every waiting client is at its limit stays free', async () => {
+      const queue = filled(['a', 'b'], 10);
+      const one = client('one', 1);
+      const first = await queue.acquire(far(), undefined, one);
+      const other = await queue.acquire(far(), undefined, client('other'));
+      const waiting = queue.acquire(far(), undefined, one);
+      queue.release(other);
+      assert.equal(queue.idle, 1);
+      assert.equal(queue.queued, 1);
+      queue.release(first);
+      assert.equal(await waiting, first);
+    });
+
+    it('a waiter at its limit still leaves at its deadline; the wait list bounds all clients', async () => {
+      const queue = filled(['a', 'b'], 2);
+      const one = client('one', 1);
+      await queue.acquire(far(), undefined, one);
+      await assert.rejects(queue.acquire(Date.now() + 50, undefined, one), {
+        code: 'render_timeout',
+      });
+      assert.equal(queue.queued, 0);
+      assert.equal(queue.idle, 1);
+      const w1 = queue.acquire(far(), undefined, one);
+      const w2 = queue.acquire(far(), undefined, one);
+      await assert.rejects(queue.acquire(far(), undefined, one), (err: unknown) => {
+        assert.ok(err instanceof AppError);
+        assert.equal(err.code, 'overloaded');
+        assert.deepEqual(err.headers, { 'Retry-After': '5' });
+        return true;
+      });
+      queue.rejectAll(new Error('closing'));
+      await assert.rejects(w1, /closing/);
+      await assert.rejects(w2, /closing/);
+    });
   });
 });

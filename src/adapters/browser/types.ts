@@ -32,11 +32,27 @@ export interface RenderResult {
   renderMs: number;
 }
 
+/**
+ * Who a capture is for (DECISIONS.md section 11: fair share and isolation). `id` is
+ * `user:<id>` for an account, `demo:<ip or /64>` for the demo; `maxConcurrent` is the plan's
+ * `concurrent_renders`.
+ */
+export interface RenderClient {
+  id: string;
+  maxConcurrent: number;
+}
+
 export interface RenderControl {
   /** Epoch ms, includes queue time. */
   deadline: number;
   /** Aborted e.g. when the API key is revoked mid-render. */
   signal?: AbortSignal;
+  /**
+   * Render slots are shared fairly among clients, and a browser context that rendered for one
+   * client never renders for another. Without it the capture counts as one anonymous client
+   * with no limit (tests and benchmarks); the service always sets it.
+   */
+  client?: RenderClient;
 }
 
 export interface Renderer {

@@ -110,6 +110,7 @@ async function cachedOrRendered(
     render: (signal) =>
       renderAndStore(ctx, {
         userId: options.user.id,
+        client: { id: `user:${options.user.id}`, maxConcurrent: plan.concurrent_renders },
         plan,
         render: options.render,
         cacheKey,

@@ -78,7 +78,15 @@ export async function demoCapture(
       cacheKey,
       fresh: false,
       signal: undefined,
-      render: (signal) => renderAndStore(ctx, { userId: null, plan, render, cacheKey, signal }),
+      render: (signal) =>
+        renderAndStore(ctx, {
+          userId: null,
+          client: { id: `demo:${client}`, maxConcurrent: plan.concurrent_renders },
+          plan,
+          render,
+          cacheKey,
+          signal,
+        }),
     });
     return { record, cached };
   } catch (err) {

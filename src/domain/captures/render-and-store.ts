@@ -1,4 +1,4 @@
-import type { RenderOptions } from '../../adapters/browser/types.ts';
+import type { RenderClient, RenderOptions } from '../../adapters/browser/types.ts';
 import { randomToken } from '../../lib/crypto.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 import type { Plan } from '../plans.ts';
@@ -19,6 +19,8 @@ export async function renderAndStore(
   ctx: CaptureContext,
   options: {
     userId: number | null;
+    /** Whose render it is: fair share of the slots, and no browser context shared with others. */
+    client: RenderClient;
     plan: Plan;
     render: RenderOptions;
     cacheKey: string | null;
@@ -29,6 +31,7 @@ export async function renderAndStore(
   const result = await ctx.renderer.render(options.render, {
     deadline: started + ctx.renderTimeoutMs,
     signal: options.signal,
+    client: options.client,
   });
   const now = ctx.clock();
   const expiresAt = now + options.plan.retention_hours * HOUR_MS;

@@ -9,6 +9,7 @@ const PlanItem = Type.Object({
   monthly_quota: Type.Union([Type.Integer(), Type.Null()]),
   daily_quota: Type.Union([Type.Integer(), Type.Null()]),
   rate_per_minute: Type.Union([Type.Integer(), Type.Null()]),
+  concurrent_renders: Type.Integer(),
   max_width: Type.Integer(),
   max_height: Type.Integer(),
   formats: Type.Array(Type.String()),
