@@ -150,7 +150,7 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     return { res, took: Date.now() - revokedAt };
   }
 
-  it('ends an in-flight capture on B with 401 when the key is revoked through A', async () => {
+  it('ends an in-flight capture on B with 401 when the key is revoked through A', async (t) => {
     const u = await account();
     const k = await u.newKey();
     const pending = capture(b, k.key, { url: `${site.origin}/slow`, width: 200, height: 200 });
@@ -162,10 +162,11 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     // Within about a second of the revocation (the DELETE's own round trip included); the
     // page would have held the render for 10 s without the notification.
     assert.ok(took < 2_000, `ended ${took} ms after the revocation`);
+    t.diagnostic(`401 ${took} ms after the revocation`);
     assert.equal(await used((await u.newKey()).key), 0);
   });
 
-  it("ends a capture on B that joined another key's render, and serves no cache hit after", async () => {
+  it("ends a capture on B that joined another key's render, and serves no cache hit after", async (t) => {
     const u = await account();
     const [k1, k2] = [await u.newKey(), await u.newKey()];
     const opts = { url: `${site.origin}/joined`, width: 210, height: 210 };
@@ -177,6 +178,7 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     const { res, took } = await revokeThroughA(u.cookie, k1.id, joined);
     assert.equal(res.status, 401);
     assert.ok(took < 2_000, `ended ${took} ms after the revocation`);
+    t.diagnostic(`401 ${took} ms after the revocation`);
     held.get('/joined')?.();
     const lead = await leader;
     assert.equal(lead.status, 201);
@@ -192,7 +194,7 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     );
   });
 
-  it('listens again after its LISTEN connection is dropped', async () => {
+  it('listens again after its LISTEN connection is dropped', async (t) => {
     const u = await account();
     const k = await u.newKey();
     // Every node's LISTEN connection of this cluster is cut by the server.
@@ -218,5 +220,6 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     held.get('/dropped')?.();
     assert.equal(res.status, 401);
     assert.ok(took < 2_000, `ended ${took} ms after the revocation`);
+    t.diagnostic(`401 ${took} ms after the revocation`);
   });
 });

@@ -50,6 +50,7 @@ describe('two nodes', async () => {
       '/b': page('<p>b</p>'),
       '/slow': hold('/slow'),
       '/together': hold('/together'),
+      '/elsewhere': hold('/elsewhere'),
     });
     cluster = await startCluster({
       nodes: 2,
@@ -206,6 +207,29 @@ describe('two nodes', async () => {
       await a.fetch('/v1/keys', { method: 'POST', cookie: u.cookie, json: {} })
     ).json()) as { key: string };
     assert.equal((await usage(b, k2.key)).used, 0);
+  });
+
+  it("refuses B's answer from A's render when the key was revoked with no event", async () => {
+    const u = await account('free');
+    const k2 = (await (
+      await a.fetch('/v1/keys', { method: 'POST', cookie: u.cookie, json: {} })
+    ).json()) as { key: string };
+    const opts = { url: `${site.origin}/elsewhere`, width: 240, height: 240 };
+    const onA = capture(a, k2.key, opts);
+    await hit(site, '/elsewhere');
+    // B finds A's render lock taken and waits for A's record: a cached answer.
+    const onB = capture(b, u.key, opts);
+    while ((await usage(a, k2.key)).used < 2) await sleep(25);
+    // Revoked in the database only, as when the broadcast was lost.
+    await cluster.sql('UPDATE api_keys SET revoked_at = $1 WHERE id = $2', [Date.now(), u.keyId]);
+    held.get('/elsewhere')?.();
+    const [ra, rb] = await Promise.all([onA, onB]);
+    assert.equal(ra.status, 201);
+    assert.equal(((await ra.json()) as Capture).cached, false);
+    assert.equal(rb.status, 401);
+    assert.equal(await rb.text(), '{"error":"unauthorized"}');
+    assert.equal((await usage(b, k2.key)).used, 1);
+    assert.equal(site.hits.get('/elsewhere'), 1, 'B waited for A instead of rendering');
   });
 
   it('serves a capture made on A as a cache hit on B, with B serving the image', async () => {
