@@ -198,7 +198,7 @@ describe('SlotQueue', () => {
     });
 
     it('a waiter at its limit still leaves at its deadline; the wait list bounds all clients', async () => {
-      const queue = filled(['a', 'b'], 2);
+      const queue = filled(['a', 'b'], 4);
       const one = client('one', 1);
       await queue.acquire(far(), undefined, one);
       await assert.rejects(queue.acquire(Date.now() + 50, undefined, one), {
@@ -217,6 +217,24 @@ describe('SlotQueue', () => {
       queue.rejectAll(new Error('closing'));
       await assert.rejects(w1, /closing/);
       await assert.rejects(w2, /closing/);
+    });
+
+    it('one client waits in at most half of the list; others still find room', async () => {
+      const queue = filled(['a'], 6);
+      const burst = client('burst', 1);
+      await queue.acquire(far(), undefined, burst);
+      const waiting = [1, 2, 3].map(() => queue.acquire(far(), undefined, burst));
+      await assert.rejects(queue.acquire(far(), undefined, burst), { code: 'overloaded' });
+      assert.equal(queue.queued, 3);
+      const others = [client('x'), client('y'), client('z')].map((c) =>
+        queue.acquire(far(), undefined, c),
+      );
+      assert.equal(queue.queued, 6);
+      await assert.rejects(queue.acquire(far(), undefined, client('late')), {
+        code: 'overloaded',
+      });
+      queue.rejectAll(new Error('closing'));
+      for (const w of [...waiting, ...others]) await assert.rejects(w, /closing/);
     });
   });
 });

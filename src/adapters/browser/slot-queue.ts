@@ -11,7 +11,9 @@
  * slot per client ahead of it.
  *
  * A waiter leaves the list when its deadline passes (render_timeout) or its signal aborts (the
- * signal's reason); a full list refuses at once (overloaded, Retry-After).
+ * signal's reason); a full list refuses at once (overloaded, Retry-After). One named client may
+ * hold at most half of the list, so a burst from one account cannot fill it and turn every
+ * other account away with 503s.
  */
 import { AppError } from '../../domain/errors.ts';
 
@@ -55,9 +57,11 @@ export class SlotQueue<T> {
   readonly #holders = new Map<T, string>();
   #queued = 0;
   readonly #maxQueued: number;
+  readonly #maxQueuedPerClient: number;
 
   constructor(maxQueued: number) {
     this.#maxQueued = maxQueued;
+    this.#maxQueuedPerClient = Math.max(1, Math.floor(maxQueued / 2));
   }
 
   /** Requests waiting for a slot. */
@@ -86,6 +90,10 @@ export class SlotQueue<T> {
       return Promise.resolve(free);
     }
     if (this.#queued >= this.#maxQueued) return Promise.reject(queueFullError());
+    const waiting = this.#groups.get(client.id)?.waiters.length ?? 0;
+    if (client !== ANONYMOUS && waiting >= this.#maxQueuedPerClient) {
+      return Promise.reject(queueFullError());
+    }
     return new Promise<T>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       const leave = (err: unknown): void => {
