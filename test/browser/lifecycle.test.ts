@@ -63,7 +63,7 @@ describe('browser lifecycle', () => {
       await t?.close();
     });
 
-    it('SIGKILL of Chromium mid-capture fails that capture; the next one succeeds', async () => {
+    it('SIGKILL of Chromium mid-capture fails that capture (503); the next one succeeds', async () => {
       const oldPid = browserPid(t.dataDir);
       const [oldProfile] = profiles(t.dataDir);
       const [oldTemp] = tempDirs(t.dataDir);
@@ -71,7 +71,9 @@ describe('browser lifecycle', () => {
       await until(() => held.size === 1);
       process.kill(oldPid, 'SIGKILL');
       const started = Date.now();
-      await rejectsWith(capture, 'internal_error', /browser crashed/);
+      // DECISIONS.md section 11: a capture is never a 500 because of the browser.
+      const err = await rejectsWith(capture, 'overloaded', /browser crashed/);
+      assert.match(err.headers?.['Retry-After'] ?? '', /^\d+$/);
       assert.ok(Date.now() - started < 5_000, 'failed promptly');
       const next = await t.render({ url: `${site.origin}/ok` }, 20_000);
       assert.equal(next.targetStatus, 200);

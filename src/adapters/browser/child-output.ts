@@ -14,6 +14,12 @@ export const TAIL_LINES = 20;
 export const TAIL_CHARS = 4_096;
 /** A single line longer than this is cut. */
 const LINE_CHARS = 512;
+/**
+ * Lines left out of the tail: without a D-Bus session (a container, a service account)
+ * Chromium logs a dozen of these at every start, which would push out the lines that tell why
+ * it failed.
+ */
+const NOISE = /:ERROR:dbus\//;
 
 /** The last lines of a stream, within TAIL_LINES and TAIL_CHARS. */
 export class OutputTail {
@@ -29,7 +35,7 @@ export class OutputTail {
 
   #add(raw: string): void {
     const line = raw.trimEnd();
-    if (line === '') return;
+    if (line === '' || NOISE.test(line)) return;
     const kept = line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS)}...` : line;
     this.#lines.push(kept);
     this.#chars += kept.length;
