@@ -11,8 +11,6 @@
  *
  *   ./node_modules/.bin/node bench/capture.ts [--no-soak] [--captures=N]
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'puppeteer-core';
 import { launch } from 'puppeteer-core';
@@ -21,6 +19,7 @@ import { createChromiumRenderer } from '../src/adapters/browser/chromium-rendere
 import { findChromium, launchableBinary } from '../src/adapters/browser/find-chromium.ts';
 import { processesMentioning, type TreeUsage, treeUsage } from '../src/adapters/browser/proc.ts';
 import type { Renderer, RenderOptions } from '../src/adapters/browser/types.ts';
+import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
 import { type FixtureSite, page as html, startSite } from '../test/helpers/fixtures.ts';
 
 const HOSTS = ['127.0.0.1', '127.0.0.2', '127.0.0.3'];
@@ -150,7 +149,7 @@ export async function runCaptureBench(options: CaptureBenchOptions = {}): Promis
   const count = options.captures ?? 30;
   const executable = findChromium();
   if (executable === null) throw new Error('Chromium not found: set CHROME_PATH');
-  const dataDir = await mkdtemp(join(tmpdir(), 'capture-bench-'));
+  const dataDir = await longDataDir('capture-bench');
   const sites: FixtureSite[] = [];
   let renderer: Renderer | undefined;
   let browser: Browser | undefined;
@@ -243,7 +242,7 @@ export async function runCaptureBench(options: CaptureBenchOptions = {}): Promis
     await browser?.close().catch(() => {});
     await renderer?.close();
     for (const site of sites) await site.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   }
 }
 

@@ -201,7 +201,9 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     };
     const logger = options.logger;
     const metrics = new Metrics();
-    const renderer = lazyRenderer(async () => {
+    const onStartFailed = (err: unknown): void =>
+      logger?.error({ err: String(err) }, 'could not start the renderer');
+    const renderer = lazyRenderer({ onStartFailed }, async () => {
       const proxy = await startEgressProxy({
         policy: egressPolicy,
         onRefused: () => metrics.refused('ssrf'),

@@ -60,9 +60,9 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen({ port: config.server.port, host: config.server.host });
-  // Launch the browser now, not on the first capture; a failure here is logged and
-  // reported by /readyz, and retried on the next capture.
-  deps.renderer.warm().catch((err) => app.log.error({ err }, 'could not start the browser'));
+  // Launch the browser now, not on the first capture. A failure is logged by the renderer,
+  // reported by /readyz and retried in the background; captures meanwhile answer 503.
+  deps.renderer.warm().catch(() => {});
   app.log.info(
     {
       public_url: config.server.publicUrl.origin,

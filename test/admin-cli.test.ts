@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { longDataDir, removeDataDir } from './helpers/data-dir.ts';
 
 const CLI = path.resolve(import.meta.dirname, '..', 'src', 'cli', 'admin.ts');
 
 test('the operator CLI creates a user, changes the plan and shows usage', async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cli-'));
+  const dir = await longDataDir('cli');
   const runWithInput = (input: string, ...args: string[]) =>
     spawnSync(process.execPath, [CLI, ...args], {
       env: { PATH: process.env.PATH ?? '', DATA_DIR: dir, PASSWORD_HASH_COST: '12' },
@@ -53,6 +52,6 @@ test('the operator CLI creates a user, changes the plan and shows usage', async 
     assert.equal(empty.status, 1);
     assert.match(empty.stderr, /no password on stdin/);
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await removeDataDir(dir);
   }
 });

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
+import { longDataDir } from './helpers/data-dir.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'main.ts');
 
@@ -34,7 +34,7 @@ function boot(env: Record<string, string>): Promise<{ code: number | null; stder
 
 describe('configuration at boot', () => {
   it('refuses to start and lists every problem', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cfg-'));
+    const dir = await longDataDir('cfg');
     const { code, stderr } = await boot({
       DATA_DIR: dir,
       PORT: 'eighty',
@@ -71,7 +71,7 @@ describe('configuration at boot', () => {
   });
 
   it('refuses a PLANS_FILE with unknown plans, fields or bad values', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cfg-'));
+    const dir = await longDataDir('cfg');
     const file = path.join(dir, 'plans.json');
     await writeFile(
       file,

@@ -3,9 +3,7 @@
  * options, decoded pixels, and a look at our Chromium processes through /proc.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
@@ -14,6 +12,7 @@ import { createChromiumRenderer } from '../../src/adapters/browser/chromium-rend
 import { processesMentioning } from '../../src/adapters/browser/proc.ts';
 import type { Renderer, RenderOptions } from '../../src/adapters/browser/types.ts';
 import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
+import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 
 export interface TestRenderer {
   renderer: Renderer;
@@ -55,7 +54,7 @@ export function renderOptions(options: Partial<RenderOptions> & { url: string })
 export async function startRenderer(
   options: Partial<Omit<ChromiumRendererOptions, 'dataDir'>> = {},
 ): Promise<TestRenderer> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'browser-test-'));
+  const dataDir = await longDataDir('browser-test');
   const renderer = await createChromiumRenderer({
     concurrency: 2,
     queueSize: 10,
@@ -72,14 +71,39 @@ export async function startRenderer(
       renderer.render(renderOptions(options), { deadline: Date.now() + timeoutMs }),
     close: async () => {
       await renderer.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     },
   };
 }
 
-/** Live processes started for this renderer (their command line names its data dir). */
-export const chromiumProcesses = (dataDir: string): number[] =>
-  processesMentioning(join(dataDir, 'chromium'));
+/**
+ * The short temp directories (HOME, TMPDIR) of this renderer's live browsers, as their profile
+ * directories under `<dataDir>/chromium/` record them.
+ */
+export function tempDirs(dataDir: string): string[] {
+  const root = join(dataDir, 'chromium');
+  const out: string[] = [];
+  for (const name of existsSync(root) ? readdirSync(root) : []) {
+    try {
+      out.push(readFileSync(join(root, name, 'tmpdir'), 'utf8').trim());
+    } catch {
+      // Being created or removed.
+    }
+  }
+  return out;
+}
+
+/**
+ * Live processes started for this renderer: their command line names its data dir (the
+ * browser and its children) or one of its temp dirs (crashpad handlers, which live outside
+ * the browser's process group). `extraTempDirs`: temp dirs seen earlier, e.g. before a close.
+ */
+export const chromiumProcesses = (dataDir: string, extraTempDirs: string[] = []): number[] => [
+  ...new Set([
+    ...processesMentioning(join(dataDir, 'chromium')),
+    ...[...tempDirs(dataDir), ...extraTempDirs].flatMap((dir) => processesMentioning(dir)),
+  ]),
+];
 
 /** Our renderer processes (one per page, roughly). */
 export function rendererPids(dataDir: string): number[] {

@@ -4,15 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { chromiumTempRoot } from '../../src/adapters/browser/browser-instance.ts';
 import { createChromiumRenderer } from '../../src/adapters/browser/chromium-renderer.ts';
 import { isAlive } from '../../src/adapters/browser/proc.ts';
+import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import {
   browserPid,
@@ -22,6 +22,7 @@ import {
   renderOptions,
   startRenderer,
   type TestRenderer,
+  tempDirs,
 } from './helpers.ts';
 
 async function until(condition: () => boolean, ms = 10_000): Promise<void> {
@@ -62,14 +63,17 @@ describe('browser lifecycle', () => {
       await t?.close();
     });
 
-    it('SIGKILL of Chromium mid-capture fails that capture; the next one succeeds', async () => {
+    it('SIGKILL of Chromium mid-capture fails that capture (503); the next one succeeds', async () => {
       const oldPid = browserPid(t.dataDir);
       const [oldProfile] = profiles(t.dataDir);
+      const [oldTemp] = tempDirs(t.dataDir);
       const capture = t.render({ url: `${site.origin}/held` }, 20_000);
       await until(() => held.size === 1);
       process.kill(oldPid, 'SIGKILL');
       const started = Date.now();
-      await rejectsWith(capture, 'internal_error', /browser crashed/);
+      // DECISIONS.md section 11: a capture is never a 500 because of the browser.
+      const err = await rejectsWith(capture, 'overloaded', /browser crashed/);
+      assert.match(err.headers?.['Retry-After'] ?? '', /^\d+$/);
       assert.ok(Date.now() - started < 5_000, 'failed promptly');
       const next = await t.render({ url: `${site.origin}/ok` }, 20_000);
       assert.equal(next.targetStatus, 200);
@@ -78,6 +82,7 @@ describe('browser lifecycle', () => {
       assert.notEqual(browserPid(t.dataDir), oldPid);
       // The dead browser's tree and profile are gone.
       await until(() => !profiles(t.dataDir).includes(oldProfile as string));
+      await until(() => !existsSync(oldTemp as string));
       assert.equal(isAlive(oldPid), false);
     });
   });
@@ -118,9 +123,12 @@ describe('browser lifecycle', () => {
     try {
       await t.render({ url: `${site.origin}/ok` });
       assert.ok(chromiumProcesses(t.dataDir).length > 2);
+      const temps = tempDirs(t.dataDir);
+      assert.equal(temps.length, 1);
       await t.renderer.close();
-      assert.deepEqual(chromiumProcesses(t.dataDir), []);
+      assert.deepEqual(chromiumProcesses(t.dataDir, temps), []);
       assert.deepEqual(profiles(t.dataDir), []);
+      assert.deepEqual(temps.filter(existsSync), [], 'temp dir removed');
       assert.equal(t.renderer.ready(), false);
       await rejectsWith(t.render({ url: `${site.origin}/ok` }), 'overloaded');
     } finally {
@@ -133,17 +141,19 @@ describe('browser lifecycle', () => {
     try {
       const capture = rejectsWith(t.render({ url: `${site.origin}/held` }, 20_000), 'overloaded');
       await until(() => held.size >= 1);
+      const temps = tempDirs(t.dataDir);
       await t.renderer.close();
       await capture;
-      assert.deepEqual(chromiumProcesses(t.dataDir), []);
+      assert.deepEqual(chromiumProcesses(t.dataDir, temps), []);
       assert.deepEqual(profiles(t.dataDir), []);
+      assert.deepEqual(temps.filter(existsSync), [], 'temp dir removed');
     } finally {
       await t.close();
     }
   });
 
-  it('start sweeps profiles of dead owners, killing their processes, and keeps live ones', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'browser-sweep-'));
+  it('start sweeps profiles and temp dirs of dead owners, killing their processes, and keeps live ones', async () => {
+    const dataDir = await longDataDir('browser-sweep');
     const stale = join(dataDir, 'chromium', 'stale');
     const live = join(dataDir, 'chromium', 'live');
     mkdirSync(join(stale, 'profile'), { recursive: true });
@@ -153,6 +163,22 @@ describe('browser lifecycle', () => {
     await new Promise((resolve) => gone.once('exit', resolve));
     writeFileSync(join(stale, 'owner'), `${gone.pid}\n`);
     writeFileSync(join(live, 'owner'), `${process.pid}\n`);
+    // Temp dirs: one the stale profile recorded, one of another (dead) data dir, one live.
+    const tempOf = (owner: number | undefined): string => {
+      const dir = mkdtempSync(join(chromiumTempRoot(), 'shotsmith-chromium-'));
+      writeFileSync(join(dir, 'owner'), `${owner}\n`);
+      return dir;
+    };
+    const staleTemp = tempOf(gone.pid);
+    const orphanTemp = tempOf(gone.pid);
+    const liveTemp = tempOf(process.pid);
+    writeFileSync(join(stale, 'tmpdir'), `${staleTemp}\n`);
+    // A leftover process on a temp dir (stands in for a crashpad handler, outside the group).
+    const handler = spawn(
+      process.execPath,
+      ['-e', 'setTimeout(() => {}, 60000)', `--database=${staleTemp}/.config`],
+      { detached: true, stdio: 'ignore' },
+    );
     // A leftover process still running on the stale profile (stands in for an orphaned Chromium).
     const orphan = spawn(
       process.execPath,
@@ -163,6 +189,7 @@ describe('browser lifecycle', () => {
       },
     );
     await until(() => orphan.pid !== undefined && isAlive(orphan.pid));
+    await until(() => handler.pid !== undefined && isAlive(handler.pid));
     const renderer = await createChromiumRenderer({
       dataDir,
       concurrency: 1,
@@ -172,10 +199,15 @@ describe('browser lifecycle', () => {
     try {
       assert.equal(existsSync(stale), false, 'stale profile removed');
       assert.equal(existsSync(live), true, 'profile of a live owner kept');
+      assert.equal(existsSync(staleTemp), false, 'recorded temp dir removed');
+      assert.equal(existsSync(orphanTemp), false, 'temp dir of a dead owner removed');
+      assert.equal(existsSync(liveTemp), true, 'temp dir of a live owner kept');
       await until(() => !isAlive(orphan.pid as number));
+      await until(() => !isAlive(handler.pid as number));
     } finally {
       await renderer.close();
-      await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
+      rmSync(liveTemp, { recursive: true, force: true });
     }
   });
 

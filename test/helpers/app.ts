@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe } from 'node:test';
@@ -11,6 +10,7 @@ import { loadConfig } from '../../src/config/config.ts';
 import { type AppDeps, buildDeps } from '../../src/deps.ts';
 import type { App } from '../../src/http/types.ts';
 import type { Clock } from '../../src/lib/time.ts';
+import { longDataDir, removeDataDir } from './data-dir.ts';
 import { serviceSkip, TEST_DATABASE_URL } from './services.ts';
 
 export type DbKind = 'sqlite' | 'postgres';
@@ -49,6 +49,8 @@ export interface StartAppOptions {
   env?: Record<string, string>;
   plans?: Record<string, Record<string, unknown>>;
   clock?: Clock;
+  /** The data directory's path is longer than this; default LONG_DATA_DIR_MIN (120). */
+  dataDirLength?: number;
 }
 
 export async function freePort(): Promise<number> {
@@ -63,7 +65,7 @@ export async function freePort(): Promise<number> {
 }
 
 export async function startApp(options: StartAppOptions): Promise<TestApp> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'shotsmith-test-'));
+  const dataDir = await longDataDir('test', options.dataDirLength);
   const port = options.env?.PORT ? Number(options.env.PORT) : await freePort();
   const env: Record<string, string> = {
     NODE_ENV: 'test',
@@ -130,7 +132,7 @@ export async function startApp(options: StartAppOptions): Promise<TestApp> {
       await app.close();
       await deps.close();
       if (schema) await withPg((client) => client.query(`DROP SCHEMA ${schema} CASCADE`));
-      await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     },
   };
 }

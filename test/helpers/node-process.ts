@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from './app.ts';
+import { longDataDir, removeDataDir } from './data-dir.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '..', '..', 'src', 'main.ts');
 const READY_TIMEOUT_MS = 60_000;
@@ -12,6 +11,8 @@ export interface NodeProcess {
   name: string;
   url: string;
   port: number;
+  /** Its DATA_DIR (longer than LONG_DATA_DIR_MIN characters, like every harness data dir). */
+  dataDir: string;
   /** What the process wrote to stdout and stderr so far. */
   output(): string;
   fetch(path: string, init?: RequestInit & { json?: unknown; cookie?: string }): Promise<Response>;
@@ -28,15 +29,16 @@ process.once('exit', () => {
 /**
  * Starts a node with `env` on top of a test baseline (loopback only, fast password
  * hashing, one render slot: the machine has two cores) and waits until it listens.
- * `ready` (default true) also waits for /readyz, i.e. the browser is up.
+ * `ready` (default true) also waits for /readyz, i.e. the browser is up. `dataDirLength`: the
+ * data directory's path is longer than this (default LONG_DATA_DIR_MIN, 120).
  */
 export async function startNode(
   name: string,
   env: Record<string, string>,
-  options: { ready?: boolean } = {},
+  options: { ready?: boolean; dataDirLength?: number } = {},
 ): Promise<NodeProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const dataDir = await mkdtemp(path.join(tmpdir(), `shotsmith-${name}-`));
+  const dataDir = await longDataDir(name, options.dataDirLength);
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [MAIN], {
     env: {
@@ -77,6 +79,7 @@ export async function startNode(
     name,
     url,
     port,
+    dataDir,
     output: () => output,
     fetch: (p, init = {}) => {
       const { json, cookie, headers, ...rest } = init;
@@ -96,7 +99,7 @@ export async function startNode(
         await exited;
         clearTimeout(timer);
       }
-      await rm(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     },
   };
 

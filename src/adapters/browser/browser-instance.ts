@@ -1,13 +1,25 @@
 /**
- * One Chromium process: launched over a pipe (no debugging port), with its own profile and
- * temp directory under `<dataDir>/chromium/<random>/`, which is removed when it closes. Popups
- * are closed as they appear, downloads are denied. close() always ends the whole process tree.
+ * One Chromium process: launched over a pipe (no debugging port), with its own profile under
+ * `<dataDir>/chromium/<random>/` and its own short temp directory (`shotsmith-chromium-XXXXXX`
+ * in the system temp directory: HOME, TMPDIR and its sockets), both removed when it closes.
+ * Popups are closed as they appear, downloads are denied. close() always ends the whole
+ * process tree.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
 import { launch } from 'puppeteer-core';
+import { WatchedChild, watchSpawn } from './child-output.ts';
 import type { TreeUsage } from './proc.ts';
 import { isAlive, killTree, ownStartTime, processesMentioning, treeUsage } from './proc.ts';
 import type { RendererLogger } from './types.ts';
@@ -20,6 +32,26 @@ const LAUNCH_TIMEOUT_MS = 30_000;
 const PROTOCOL_TIMEOUT_MS = 60_000;
 /** A profile directory without an owner file younger than this may still be starting. */
 const OWNERLESS_GRACE_MS = 60_000;
+/** How long a failed launch waits for the process to exit by itself, for its exit code. */
+const LAUNCH_EXIT_WAIT_MS = 1_000;
+
+/** Chromium's temp directories: `<temp root>/shotsmith-chromium-XXXXXX`. */
+const TEMP_PREFIX = 'shotsmith-chromium-';
+const TEMP_NAME = /^shotsmith-chromium-[A-Za-z0-9]{6}$/;
+/**
+ * The longest system temp directory Chromium's own temp directory goes under. Chromium puts its
+ * singleton socket (its only named socket) at `$TMPDIR/org.chromium.Chromium.XXXXXX/
+ * SingletonSocket`, 46 characters below TMPDIR, and a Unix socket path holds at most 107 bytes:
+ * with our 26-character directory the base may have 35. A longer os.tmpdir() (TMPDIR set to a
+ * long path) gives /tmp.
+ */
+const MAX_TEMP_BASE_BYTES = 32;
+
+/** Where Chromium's temp directories go; never depends on DATA_DIR. */
+export function chromiumTempRoot(): string {
+  const base = tmpdir();
+  return Buffer.byteLength(base) <= MAX_TEMP_BASE_BYTES ? base : '/tmp';
+}
 
 const DISABLED_FEATURES = [
   'Translate',
@@ -101,6 +133,38 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
 
 const chromiumRoot = (dataDir: string): string => join(dataDir, 'chromium');
 
+function writeOwner(dir: string): void {
+  const owner = `${process.pid} ${ownStartTime() ?? ''}`.trim();
+  writeFileSync(join(dir, 'owner'), `${owner}\n`);
+}
+
+/** The temp directory a profile directory recorded, if it is one of ours. */
+function recordedTempDir(dir: string): string | null {
+  try {
+    const recorded = readFileSync(join(dir, 'tmpdir'), 'utf8').trim();
+    return TEMP_NAME.test(basename(recorded)) ? recorded : null;
+  } catch {
+    return null;
+  }
+}
+
+/** SIGKILLs whatever still runs on `dir` (its path in their command line), then removes it. */
+async function removeWithProcesses(dir: string): Promise<void> {
+  for (const pid of processesMentioning(dir)) await killTree(pid);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+/** Whether a directory of ours is stale: its owner is gone (or it never got one). */
+function isStale(dir: string): boolean {
+  const owner = readOwner(dir);
+  if (owner !== null) return !isAlive(owner.pid, owner.startTime);
+  try {
+    return Date.now() - statSync(dir).mtimeMs >= OWNERLESS_GRACE_MS;
+  } catch {
+    return false;
+  }
+}
+
 /** The owner file holds `<pid> <start time>` (older ones only the pid). */
 function readOwner(dir: string): { pid: number; startTime?: string } | null {
   try {
@@ -115,38 +179,60 @@ function readOwner(dir: string): { pid: number; startTime?: string } | null {
 
 /**
  * Removes profile directories left by earlier runs (the owning Node process is gone), first
- * SIGKILLing any Chromium still running on them. Directories of live owners (another renderer
- * on the same data dir, e.g. a parallel test file) are left alone.
+ * SIGKILLing any Chromium still running on them, and Chromium temp directories of dead owners
+ * (whichever data directory they served). Directories of live owners (another renderer on the
+ * same data dir, e.g. a parallel test file) are left alone.
  */
 export async function sweepStaleProfiles(
   dataDir: string,
   logger?: RendererLogger,
 ): Promise<number> {
   const root = chromiumRoot(dataDir);
-  let names: string[];
+  let swept = 0;
+  let names: string[] = [];
   try {
     names = readdirSync(root);
   } catch {
-    return 0;
+    // No profiles yet.
   }
-  let swept = 0;
   for (const name of names) {
     const dir = join(root, name);
-    const owner = readOwner(dir);
-    if (owner !== null && isAlive(owner.pid, owner.startTime)) continue;
-    if (owner === null) {
-      try {
-        if (Date.now() - statSync(dir).mtimeMs < OWNERLESS_GRACE_MS) continue;
-      } catch {
-        continue;
-      }
-    }
-    for (const pid of processesMentioning(dir)) await killTree(pid);
-    rmSync(dir, { recursive: true, force: true });
+    if (!isStale(dir)) continue;
+    const temp = recordedTempDir(dir);
+    await removeWithProcesses(dir);
+    if (temp !== null) await removeWithProcesses(temp);
     swept++;
+  }
+  const tempRoot = chromiumTempRoot();
+  let temps: string[] = [];
+  try {
+    temps = readdirSync(tempRoot).filter((name) => TEMP_NAME.test(name));
+  } catch {
+    // Nothing to sweep.
+  }
+  for (const name of temps) {
+    const dir = join(tempRoot, name);
+    if (!isStale(dir)) continue;
+    try {
+      await removeWithProcesses(dir);
+      swept++;
+    } catch {
+      // Another user's directory in a shared /tmp: not ours to remove.
+    }
   }
   if (swept > 0) logger?.info({ swept, dir: root }, 'removed stale chromium profiles');
   return swept;
+}
+
+/** A launch that failed, with what Chromium said: its exit and the tail of its stderr. */
+export class ChromiumLaunchError extends Error {
+  readonly report: Record<string, unknown>;
+
+  constructor(cause: unknown, report: Record<string, unknown>) {
+    super(`chromium did not start: ${String(cause)}`, { cause });
+    this.name = 'ChromiumLaunchError';
+    this.report = report;
+  }
 }
 
 export interface LaunchOptions {
@@ -211,8 +297,10 @@ export class BrowserInstance {
   readonly id: number;
   readonly browser: Browser;
   readonly pid: number;
-  /** `<dataDir>/chromium/<random>`: profile, temp dir and owner file. */
+  /** `<dataDir>/chromium/<random>`: profile and owner file. */
   readonly dir: string;
+  /** `<temp root>/shotsmith-chromium-XXXXXX`: HOME, TMPDIR, sockets and owner file. */
+  readonly tmpDir: string;
   /** Captures rendered on this browser. */
   captures = 0;
   /** Pages of ours open on this browser. */
@@ -220,82 +308,119 @@ export class BrowserInstance {
   /** Replaced by a newer browser: serves the captures it has, takes no new ones. */
   draining = false;
   readonly #logger: RendererLogger | undefined;
+  readonly #child: WatchedChild;
   readonly #exited: Promise<void>;
   #session: CDPSession | null = null;
   #reaped = false;
   #closing: Promise<void> | null = null;
 
-  private constructor(browser: Browser, pid: number, dir: string, logger?: RendererLogger) {
+  private constructor(
+    browser: Browser,
+    pid: number,
+    dirs: { dir: string; tmpDir: string },
+    child: WatchedChild,
+    logger?: RendererLogger,
+  ) {
     this.id = nextInstanceId++;
     this.browser = browser;
     this.pid = pid;
-    this.dir = dir;
+    this.dir = dirs.dir;
+    this.tmpDir = dirs.tmpDir;
+    this.#child = child;
     this.#logger = logger;
-    const child = browser.process();
+    const spawned = browser.process();
     this.#exited = new Promise<void>((resolve) => {
       const done = (): void => {
         this.#reaped = true;
         resolve();
       };
-      if (!child || child.exitCode !== null || child.signalCode !== null) done();
-      else child.once('exit', done);
+      if (!spawned || spawned.exitCode !== null || spawned.signalCode !== null) done();
+      else spawned.once('exit', done);
     });
   }
 
   static async launch(options: LaunchOptions): Promise<BrowserInstance> {
     const dir = join(chromiumRoot(options.dataDir), randomBytes(8).toString('hex'));
     const profile = join(dir, 'profile');
-    const tmp = join(dir, 'tmp');
     mkdirSync(profile, { recursive: true });
-    mkdirSync(tmp, { recursive: true });
-    const owner = `${process.pid} ${ownStartTime() ?? ''}`.trim();
-    writeFileSync(join(dir, 'owner'), `${owner}\n`);
+    writeOwner(dir);
+    // Everything Chromium writes outside the profile (NSS db, caches, crash dirs, temp files,
+    // its singleton socket) goes to a short directory of its own: a Unix socket path has at
+    // most 107 bytes, and DATA_DIR may be as long as an operator likes.
+    let tmp: string;
+    try {
+      tmp = mkdtempSync(join(chromiumTempRoot(), TEMP_PREFIX));
+      writeOwner(tmp);
+      writeFileSync(join(dir, 'tmpdir'), `${tmp}\n`);
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      throw err;
+    }
+    const child = new WatchedChild();
     let browser: Browser | undefined;
     try {
       // puppeteer spawns Chromium detached (its own process group, so killTree can end every
       // child) and speaks CDP over fds 3/4 (pipe: no debugging port anyone else could reach).
-      browser = await launch({
-        executablePath: options.executablePath,
-        headless: true,
-        pipe: true,
-        userDataDir: profile,
-        args: chromiumArgs({
-          root: process.getuid?.() === 0,
-          ...(options.proxyUrl ? { proxyUrl: options.proxyUrl } : {}),
+      browser = await watchSpawn(profile, child, () =>
+        launch({
+          executablePath: options.executablePath,
+          headless: true,
+          pipe: true,
+          userDataDir: profile,
+          args: chromiumArgs({
+            root: process.getuid?.() === 0,
+            ...(options.proxyUrl ? { proxyUrl: options.proxyUrl } : {}),
+          }),
+          // Chromium's own popup blocker stays on: a page without a user gesture (and ours
+          // never get one) cannot open windows at all. The targetcreated closer is the second
+          // line.
+          ignoreDefaultArgs: ['--disable-popup-blocking'],
+          env: {
+            ...process.env,
+            HOME: tmp,
+            TMPDIR: tmp,
+            XDG_CONFIG_HOME: join(tmp, '.config'),
+            XDG_CACHE_HOME: join(tmp, '.cache'),
+          },
+          // The service drains and closes us on SIGTERM; puppeteer's handlers would race that
+          // (its SIGINT handler even exits the process).
+          handleSIGINT: false,
+          handleSIGTERM: false,
+          handleSIGHUP: false,
+          defaultViewport: null,
+          timeout: LAUNCH_TIMEOUT_MS,
+          protocolTimeout: PROTOCOL_TIMEOUT_MS,
         }),
-        // Chromium's own popup blocker stays on: a page without a user gesture (and ours never
-        // get one) cannot open windows at all. The targetcreated closer is the second line.
-        ignoreDefaultArgs: ['--disable-popup-blocking'],
-        // Everything Chromium writes outside the profile (NSS db, caches, crash dirs, temp
-        // files) lands in our directory too, and goes with it.
-        env: {
-          ...process.env,
-          HOME: tmp,
-          TMPDIR: tmp,
-          XDG_CONFIG_HOME: join(tmp, '.config'),
-          XDG_CACHE_HOME: join(tmp, '.cache'),
-        },
-        // The service drains and closes us on SIGTERM; puppeteer's handlers would race that
-        // (its SIGINT handler even exits the process).
-        handleSIGINT: false,
-        handleSIGTERM: false,
-        handleSIGHUP: false,
-        defaultViewport: null,
-        timeout: LAUNCH_TIMEOUT_MS,
-        protocolTimeout: PROTOCOL_TIMEOUT_MS,
-      });
+      );
       const pid = browser.process()?.pid;
       if (pid === undefined) throw new Error('chromium started without a pid');
-      const instance = new BrowserInstance(browser, pid, dir, options.logger);
+      const instance = new BrowserInstance(
+        browser,
+        pid,
+        { dir, tmpDir: tmp },
+        child,
+        options.logger,
+      );
       await instance.#setup();
       return instance;
     } catch (err) {
+      // A binary that exits at once has usually exited by now; give it a moment, so the log
+      // gets its own exit code rather than our SIGKILL.
+      const report = await child.report(LAUNCH_EXIT_WAIT_MS);
       const pid = browser?.process()?.pid;
       if (pid !== undefined) await killTree(pid);
-      for (const leftover of processesMentioning(dir)) await killTree(leftover);
-      rmSync(dir, { recursive: true, force: true });
-      throw err;
+      await removeWithProcesses(dir);
+      await removeWithProcesses(tmp);
+      throw new ChromiumLaunchError(err, report);
     }
+  }
+
+  /**
+   * How the browser process ended (waiting up to `waitMs` for it) and the last lines of its
+   * stderr, as log fields.
+   */
+  exitReport(waitMs = 0): Promise<Record<string, unknown>> {
+    return this.#child.report(waitMs);
   }
 
   async #setup(): Promise<void> {
@@ -418,7 +543,7 @@ export class BrowserInstance {
     // Always: children of a crashed or stuck browser may outlive it.
     await killTree(this.pid, this.#reaped);
     await Promise.race([this.#exited, new Promise((resolve) => setTimeout(resolve, 2_000))]);
-    for (const pid of processesMentioning(this.dir)) await killTree(pid);
-    rmSync(this.dir, { recursive: true, force: true });
+    await removeWithProcesses(this.dir);
+    await removeWithProcesses(this.tmpDir);
   }
 }

@@ -16,12 +16,14 @@
  *
  * The browser is replaced (the new one launched before the old one closes) after
  * `browserRecycleAfter` captures or when its processes' resident memory passes
- * `maxBrowserRssBytes`; it is relaunched when it crashes or disconnects, failing the captures in
- * flight on it with internal_error "browser crashed".
+ * `maxBrowserRssBytes`. When it cannot start, crashes or disconnects, it is relaunched with
+ * backoff in the background (DECISIONS.md section 11): captures in flight on it and captures
+ * that arrive while no browser can be had fail with 503 `overloaded` and a Retry-After, never
+ * 500, ready() is false, and the log gets Chromium's exit and the last lines of its stderr.
  */
 import { AppError, isAppError } from '../../domain/errors.ts';
 import { raceAbort, sleep } from './abort.ts';
-import { BrowserInstance, sweepStaleProfiles } from './browser-instance.ts';
+import { BrowserInstance, ChromiumLaunchError, sweepStaleProfiles } from './browser-instance.ts';
 import type { CaptureSettings } from './capture-page.ts';
 import { CapturePage } from './capture-page.ts';
 import { findChromium, launchableBinary } from './find-chromium.ts';
@@ -53,8 +55,14 @@ const USAGE_CHECK_INTERVAL_MS = 5_000;
  * a capture that somehow outlives its deadline.
  */
 const DRAIN_TIMEOUT_MS = 600_000;
-/** Relaunch attempts after a crash back off up to this. */
+/** Relaunch attempts after a failed launch back off from this, doubling... */
+const MIN_RELAUNCH_BACKOFF_MS = 500;
+/** ...up to this. */
 const MAX_RELAUNCH_BACKOFF_MS = 10_000;
+/** What a launch usually takes, for Retry-After. */
+const RELAUNCH_ESTIMATE_MS = 2_000;
+/** How long the exit of a crashed browser is awaited for the log line. */
+const CRASH_EXIT_WAIT_MS = 2_000;
 /** Creating a context + page; past this the browser is considered stuck. */
 const PAGE_CREATE_TIMEOUT_MS = 15_000;
 /** Pages per slot by default: one capturing, one being reset. */
@@ -125,8 +133,14 @@ class ChromiumRenderer implements Renderer {
   readonly #running = new Set<Running>();
   readonly #instances = new Set<BrowserInstance>();
   #current: BrowserInstance | null = null;
+  /** The relaunch loop, while it runs: resolves with the browser that finally started. */
   #launching: Promise<BrowserInstance | null> | null = null;
+  /** The launch attempt in progress, if any. */
+  #attempt: Promise<BrowserInstance> | null = null;
+  /** Set while the last launch attempt failed; cleared by a successful one. */
   #launchError: unknown = null;
+  /** When the relaunch loop tries next (epoch ms), while it waits. */
+  #nextAttemptAt = 0;
   #recycling = false;
   #lastUsageCheck = 0;
   #restarts = 0;
@@ -163,9 +177,23 @@ class ChromiumRenderer implements Renderer {
     this.#queue = new SlotQueue<number>(Math.max(0, options.queueSize));
   }
 
+  /**
+   * Launches the browser and prepares its pages. A browser that cannot start does not fail
+   * start(): the relaunch loop keeps trying in the background, and captures meanwhile answer
+   * 503 (ready() is false).
+   */
   async start(): Promise<void> {
     await sweepStaleProfiles(this.#options.dataDir, this.#logger);
-    this.#current = await this.#launch();
+    const attempt = this.#launch();
+    this.#attempt = attempt;
+    try {
+      this.#current = await attempt;
+    } catch (err) {
+      this.#launchFailed(err);
+      void this.#relaunch(1);
+    } finally {
+      this.#attempt = null;
+    }
     try {
       await this.#prepareSpares();
     } catch (err) {
@@ -255,6 +283,29 @@ class ChromiumRenderer implements Renderer {
     await Promise.all([...this.#instances].map((instance) => this.#retire(instance)));
   }
 
+  /**
+   * The 503 for a capture that finds no browser; Retry-After points past the next launch
+   * attempt (a launch takes a second or two).
+   */
+  #unavailable(message: string): AppError {
+    const wait = Math.max(0, this.#nextAttemptAt - Date.now()) + RELAUNCH_ESTIMATE_MS;
+    const seconds = Math.min(30, Math.ceil(wait / 1000));
+    return new AppError('overloaded', message, { headers: { 'Retry-After': String(seconds) } });
+  }
+
+  #launchFailed(err: unknown, extra: Record<string, unknown> = {}): void {
+    this.#launchError = err;
+    this.#logger?.error(
+      {
+        err: String(err instanceof ChromiumLaunchError ? err.cause : err),
+        executablePath: this.#executablePath,
+        ...(err instanceof ChromiumLaunchError ? err.report : {}),
+        ...extra,
+      },
+      'chromium could not be started',
+    );
+  }
+
   async #launch(): Promise<BrowserInstance> {
     const instance = await BrowserInstance.launch({
       executablePath: this.#executablePath,
@@ -281,17 +332,25 @@ class ChromiumRenderer implements Renderer {
     }
   }
 
-  /** The browser new captures go to; waits for a (re)launch in progress. */
+  /**
+   * The browser new captures go to. While a relaunch after a crash is under way, waits for that
+   * attempt; once an attempt has failed (Chromium cannot start right now), refuses at once.
+   */
   async #currentInstance(): Promise<BrowserInstance> {
     if (this.#closing) throw new AppError('overloaded', 'the renderer is shutting down');
     const current = this.#current;
     if (current?.connected) return current;
     if (this.#launchError !== null) {
-      throw new AppError('overloaded', 'the browser is not available (restarting)');
+      throw this.#unavailable('the browser is not available (restarting)');
     }
-    const launched = await (this.#launching ?? this.#relaunch());
-    if (launched === null) throw new AppError('overloaded', 'the browser is not available');
-    return launched;
+    if (this.#launching === null) void this.#relaunch();
+    const attempt = this.#attempt;
+    if (attempt === null) throw this.#unavailable('the browser is not available (restarting)');
+    try {
+      return await attempt;
+    } catch {
+      throw this.#unavailable('the browser is not available (restarting)');
+    }
   }
 
   /** A new context + page, counted in #pages, bounded in time (a late one is closed). */
@@ -495,7 +554,13 @@ class ChromiumRenderer implements Renderer {
       setTimeout(() => void this.#retire(old), DRAIN_TIMEOUT_MS).unref();
       await this.#switchedBrowser(old);
     } catch (err) {
-      this.#logger?.error({ err: String(err) }, 'could not launch a replacement browser');
+      this.#logger?.error(
+        {
+          err: String(err instanceof ChromiumLaunchError ? err.cause : err),
+          ...(err instanceof ChromiumLaunchError ? err.report : {}),
+        },
+        'could not launch a replacement browser',
+      );
     } finally {
       this.#recycling = false;
     }
@@ -514,11 +579,13 @@ class ChromiumRenderer implements Renderer {
 
   #onDisconnected(instance: BrowserInstance): void {
     if (!this.#instances.has(instance) || instance.closing) return;
-    this.#logger?.error(
-      { pid: instance.pid, browser: instance.id },
-      'chromium disconnected (crashed or killed)',
-    );
-    const crashed = new AppError('internal_error', 'browser crashed');
+    void instance.exitReport(CRASH_EXIT_WAIT_MS).then((report) => {
+      this.#logger?.error(
+        { browserPid: instance.pid, browser: instance.id, ...report },
+        'chromium disconnected (crashed or killed)',
+      );
+    });
+    const crashed = this.#unavailable('the browser crashed; it is restarting');
     for (const running of this.#running) {
       const page = running.page;
       if (page?.instance === instance || (page === null && !instance.draining)) {
@@ -532,32 +599,43 @@ class ChromiumRenderer implements Renderer {
     void this.#relaunch();
   }
 
-  /** Launches a browser after a crash, retrying with backoff until it works or we close. */
-  #relaunch(): Promise<BrowserInstance | null> {
+  /**
+   * Launches a browser after a crash or a failed launch, retrying with backoff until it works
+   * or we close. `failures`: launch attempts that already failed (they set the first backoff).
+   */
+  #relaunch(failures = 0): Promise<BrowserInstance | null> {
     this.#launching ??= (async () => {
-      let attempt = 0;
-      while (!this.#closing) {
+      for (let failed = failures; !this.#closing; failed++) {
+        if (failed > 0) {
+          const backoff = Math.min(
+            MAX_RELAUNCH_BACKOFF_MS,
+            MIN_RELAUNCH_BACKOFF_MS * 2 ** (failed - 1),
+          );
+          this.#nextAttemptAt = Date.now() + backoff;
+          await sleep(backoff, this.#closed.signal).catch(() => {});
+          if (this.#closing) break;
+        }
+        const attempt = this.#launch();
+        this.#attempt = attempt;
         try {
-          const instance = await this.#launch();
+          const instance = await attempt;
           if (this.#closing) {
             await this.#retire(instance);
             return null;
           }
           this.#current = instance;
+          if (this.#launchError !== null) {
+            this.#logger?.info({ pid: instance.pid, attempts: failed + 1 }, 'chromium recovered');
+          }
           this.#launchError = null;
           void this.#prepareSpares().catch((err: unknown) => {
             this.#logger?.warn({ err: String(err) }, 'could not prepare pages after a restart');
           });
           return instance;
         } catch (err) {
-          this.#launchError = err;
-          attempt++;
-          const backoff = Math.min(MAX_RELAUNCH_BACKOFF_MS, 250 * 2 ** attempt);
-          this.#logger?.error(
-            { err: String(err), attempt, backoffMs: backoff },
-            'chromium relaunch failed',
-          );
-          await sleep(backoff, this.#closed.signal).catch(() => {});
+          this.#launchFailed(err, { attempt: failed + 1 });
+        } finally {
+          this.#attempt = null;
         }
       }
       return null;
@@ -570,9 +648,12 @@ class ChromiumRenderer implements Renderer {
   #classify(err: unknown, signal: AbortSignal, page: CapturePage | null): unknown {
     if (signal.aborted) return signal.reason;
     if (isAppError(err)) return err;
-    if (page && !page.instance.browser.connected) {
-      return new AppError('internal_error', 'browser crashed', { cause: err });
-    }
+    // The browser went away under this capture (or before it had a page): not the capture's
+    // fault, and not a 500 (DECISIONS.md section 11).
+    const browserGone = page
+      ? !page.instance.browser.connected
+      : !(this.#current?.connected ?? false);
+    if (browserGone) return this.#unavailable('the browser crashed; it is restarting');
     this.#logger?.error({ err: String(err) }, 'render failed unexpectedly');
     return new AppError('internal_error', 'render failed', { cause: err });
   }

@@ -1,39 +1,88 @@
+import { AppError } from '../../domain/errors.ts';
 import type { Renderer } from './types.ts';
+
+/** A failed start is retried in the background after this, doubling... */
+const FIRST_RETRY_MS = 1_000;
+/** ...up to this. */
+const MAX_RETRY_MS = 30_000;
+
+export interface LazyRendererOptions {
+  /** Told about every start that failed (the first and each background retry). */
+  onStartFailed?: (err: unknown) => void;
+}
 
 /**
  * Starts the real renderer on first use (or on `warm()`), so processes that never capture
- * (the operator CLI, account-only tests) never launch a browser.
+ * (the operator CLI, account-only tests) never launch a browser. A start that fails (no
+ * Chromium binary, say) is retried in the background with backoff; meanwhile captures answer
+ * 503 `overloaded` with Retry-After, never 500 (DECISIONS.md section 11).
  */
 export function lazyRenderer(
+  options: LazyRendererOptions,
   start: () => Promise<Renderer>,
 ): Renderer & { warm(): Promise<Renderer>; started(): boolean } {
   let starting: Promise<Renderer> | undefined;
   let renderer: Renderer | undefined;
-  let lastStartFailed = false;
+  let failures = 0;
+  let retryAt = 0;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let closed = false;
   const warm = () => {
+    if (closed) {
+      return Promise.reject(new AppError('overloaded', 'the renderer is shutting down'));
+    }
+    clearTimeout(retryTimer);
     starting ??= start().then(
       (r) => {
         renderer = r;
-        lastStartFailed = false;
+        failures = 0;
         return r;
       },
       (err) => {
         starting = undefined;
-        lastStartFailed = true;
+        failures++;
+        const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** (failures - 1));
+        retryAt = Date.now() + delay;
+        options.onStartFailed?.(err);
+        if (!closed) {
+          retryTimer = setTimeout(() => void warm().catch(() => {}), delay);
+          retryTimer.unref();
+        }
         throw err;
       },
     );
     return starting;
   };
+  const unavailable = (cause?: unknown): AppError => {
+    const seconds = Math.min(30, Math.max(1, Math.ceil((retryAt - Date.now()) / 1000)));
+    return new AppError('overloaded', 'the browser is not available', {
+      headers: { 'Retry-After': String(seconds) },
+      ...(cause === undefined ? {} : { cause }),
+    });
+  };
   return {
     warm,
     started: () => renderer !== undefined,
-    render: async (options, control) => (await warm()).render(options, control),
+    render: async (renderOptions, control) => {
+      let real = renderer;
+      if (real === undefined) {
+        // Between background retries, refuse at once rather than start again per capture.
+        if (failures > 0 && starting === undefined) throw unavailable();
+        try {
+          real = await warm();
+        } catch (err) {
+          throw unavailable(err);
+        }
+      }
+      return real.render(renderOptions, control);
+    },
     stats: () => renderer?.stats() ?? { inUse: 0, queued: 0, restarts: 0, captures: 0 },
     // Not ready while the first launch runs or after it failed; a renderer nobody has asked
     // for yet (a process that never captures) is not a reason to refuse traffic.
-    ready: () => (renderer ? renderer.ready() : starting === undefined && !lastStartFailed),
+    ready: () => (renderer ? renderer.ready() : starting === undefined && failures === 0),
     close: async () => {
+      closed = true;
+      clearTimeout(retryTimer);
       if (starting) await (await starting.catch(() => undefined))?.close();
     },
   };
