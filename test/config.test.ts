@@ -4,7 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
-import { longDataDir } from './helpers/data-dir.ts';
+import { longDataDir, removeDataDir } from './helpers/data-dir.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'main.ts');
 
@@ -50,7 +50,7 @@ describe('configuration at boot', () => {
   });
 
   it('stops a production boot that would run the local billing provider, unless told', async () => {
-    const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cfg-'));
+    const dir = await longDataDir('cfg');
     for (const env of [{}, { BILLING_PROVIDER: 'local' }] as Record<string, string>[]) {
       const { code, stderr } = await boot({ DATA_DIR: dir, NODE_ENV: 'production', ...env });
       assert.equal(code, 78, stderr);
@@ -68,6 +68,7 @@ describe('configuration at boot', () => {
     assert.equal(told.code, 78);
     assert.doesNotMatch(told.stderr, /billing/);
     assert.match(told.stderr, /METRICS_TOKEN/);
+    await removeDataDir(dir);
   });
 
   it('refuses a PLANS_FILE with unknown plans, fields or bad values', async () => {
