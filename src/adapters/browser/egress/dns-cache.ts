@@ -35,6 +35,8 @@ export class DnsTimeoutError extends Error {
 interface ClientState {
   running: number;
   queue: Array<() => void>;
+  /** When it was last given a slot (a sequence number): the least recent goes first. */
+  served: number;
 }
 
 /**
@@ -46,7 +48,8 @@ export class LookupBound {
   readonly #perClient: number;
   readonly #total: number;
   #running = 0;
-  /** Clients running or waiting; iteration order is the round-robin order. */
+  #grants = 0;
+  /** Clients running or waiting. */
   readonly #clients = new Map<string, ClientState>();
 
   constructor(limits: { perClient: number; total: number }) {
@@ -63,13 +66,14 @@ export class LookupBound {
       signal.throwIfAborted();
       let state = this.#clients.get(client);
       if (!state) {
-        state = { running: 0, queue: [] };
+        state = { running: 0, queue: [], served: -1 };
         this.#clients.set(client, state);
       }
       const own = state;
       const grant = (): void => {
         signal.removeEventListener('abort', onAbort);
         own.running++;
+        own.served = this.#grants++;
         this.#running++;
         let released = false;
         resolve(() => {
@@ -105,20 +109,16 @@ export class LookupBound {
     if (state.running === 0 && state.queue.length === 0) this.#clients.delete(client);
   }
 
+  /** Hands free slots to waiting clients, the one served least recently first. */
   #pump(): void {
-    let progress = true;
-    while (progress && this.#running < this.#total) {
-      progress = false;
-      for (const [client, state] of this.#clients) {
+    while (this.#running < this.#total) {
+      let next: ClientState | undefined;
+      for (const state of this.#clients.values()) {
         if (state.running >= this.#perClient || state.queue.length === 0) continue;
-        const next = state.queue.shift() as () => void;
-        // To the back of the line: the next freed slot goes to another client first.
-        this.#clients.delete(client);
-        this.#clients.set(client, state);
-        next();
-        progress = true;
-        break;
+        if (!next || state.served < next.served) next = state;
       }
+      if (!next) return;
+      (next.queue.shift() as () => void)();
     }
   }
 }
@@ -181,6 +181,8 @@ export class DnsCache {
       () => deadline.abort(new DnsTimeoutError(`no answer for ${name} in ${this.#timeoutMs} ms`)),
       this.#timeoutMs,
     );
+    // A lookup alone never keeps the process alive (the request waiting on it does).
+    timer.unref();
     const leave = (): void => {
       clearTimeout(timer);
       query.waiters--;
@@ -241,6 +243,7 @@ export class DnsCache {
             () => reject(new DnsTimeoutError(`no answer for ${name} in ${this.#timeoutMs} ms`)),
             this.#timeoutMs,
           );
+          timer.unref();
         });
         Promise.race([this.#resolver.resolve(name), timeout])
           .then((answer) => {

@@ -210,7 +210,11 @@ describe('checkTargetUrl refuses before any connection', () => {
     });
     const p = policy({ resolve: r.resolve });
     await refused(p, 'http://evil.example/', 'url host evil.example resolves to a loopback');
-    await refused(p, 'https://intranet.example/', 'url host intranet.example resolves to a private address');
+    await refused(
+      p,
+      'https://intranet.example/',
+      'url host intranet.example resolves to a private address',
+    );
     await refused(p, 'https://mapped.example/', 'private');
     await refused(p, 'https://zone.example/', 'link-local');
     await refused(p, 'https://garbage.example/', 'invalid address');
