@@ -225,19 +225,43 @@ describe('DnsCache: lookups in flight are bounded per client', () => {
     const held = heldResolver();
     const dns = new DnsCache({ resolver: held.resolver, timeoutMs: 100 });
     const bound = new LookupBound({ perClient: 1, total: 1 });
-    const first = dns.lookup('one.example', bound, 'user:1');
-    const second = dns.lookup('two.example', bound, 'user:1');
-    await Promise.all([
-      assert.rejects(first, DnsTimeoutError),
-      assert.rejects(second, DnsTimeoutError),
-    ]);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(bound.running, 0);
+    // The client's only slot is taken by other work for the whole test.
+    const releaseOther = await bound.acquire('user:1', new AbortController().signal);
+    await assert.rejects(dns.lookup('two.example', bound, 'user:1'), DnsTimeoutError);
     assert.equal(held.of('two.example').length, 0, 'never asked: it waited, then gave up');
+    assert.equal(bound.running, 1);
+    releaseOther();
+    assert.equal(bound.running, 0);
     // The bound is whole again: the next lookup starts at once.
     const next = dns.lookup('three.example', bound, 'user:1');
     await tick();
     held.of('three.example')[0]?.answer({ addresses: ['93.184.216.34'], ttlSeconds: 60 });
     assert.deepEqual(await next, ['93.184.216.34']);
+  });
+});
+
+describe('DnsCache: a query nobody waits for', () => {
+  test('gives its slot back at once (it still fills the cache when it ends)', async () => {
+    const held = heldResolver();
+    const dns = new DnsCache({ resolver: held.resolver, timeoutMs: 400 });
+    const bound = new LookupBound({ perClient: 1, total: 10 });
+    const first = dns.lookup('dead1.example', bound, 'user:1');
+    first.catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Queued behind the first; started when the first's slot frees, 200 ms before it gives up.
+    const second = dns.lookup('dead2.example', bound, 'user:1');
+    await assert.rejects(first, DnsTimeoutError);
+    await assert.rejects(second, DnsTimeoutError);
+    assert.equal(held.of('dead2.example').length, 1);
+    assert.equal(bound.running, 0, "the second query's slot is free though it still runs");
+    const next = dns.lookup('next.example', bound, 'user:1');
+    await tick();
+    assert.equal(held.of('next.example').length, 1);
+    held.of('next.example')[0]?.answer({ addresses: ['93.184.216.34'], ttlSeconds: 60 });
+    assert.deepEqual(await next, ['93.184.216.34']);
+    // The abandoned query's late answer is still kept.
+    held.of('dead2.example')[0]?.answer({ addresses: ['93.184.216.35'], ttlSeconds: 60 });
+    await tick();
+    assert.deepEqual(await dns.lookup('dead2.example', bound, 'user:1'), ['93.184.216.35']);
   });
 });

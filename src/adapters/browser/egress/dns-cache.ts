@@ -131,8 +131,9 @@ type Entry = { expiresAt: number } & (
 interface Pending {
   result: Promise<string[]>;
   started: boolean;
-  /** Runs the query; the slot given is released when it ends. */
+  /** Runs the query; the slot given is released when it ends or nobody waits for it. */
   start(release: () => void): void;
+  release?: () => void;
   waiters: number;
 }
 
@@ -186,9 +187,12 @@ export class DnsCache {
     const leave = (): void => {
       clearTimeout(timer);
       query.waiters--;
-      if (!query.started && query.waiters === 0 && this.#pending.get(name) === query) {
-        this.#pending.delete(name);
-      }
+      if (query.waiters > 0) return;
+      // Nobody waits any more: a query not yet started never will be, and one running gives
+      // its slot back (it still fills the cache when it ends), so a client whose lookups all
+      // gave up has its whole bound again.
+      if (query.started) query.release?.();
+      else if (this.#pending.get(name) === query) this.#pending.delete(name);
     };
     if (!query.started) {
       bound.acquire(client, deadline.signal).then(
@@ -237,6 +241,7 @@ export class DnsCache {
       waiters: 0,
       start: (release) => {
         pending.started = true;
+        pending.release = release;
         let timer: NodeJS.Timeout | undefined;
         const timeout = new Promise<never>((_, reject) => {
           timer = setTimeout(
