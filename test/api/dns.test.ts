@@ -70,16 +70,19 @@ describe('DNS lookups, refusals and the host’s own addresses', () => {
       capture(keyA, `http://slow${i}.example:${site.port}/`),
     );
     const deadline = Date.now() + 30_000;
-    while (asked.filter((n) => n.startsWith('slow')).length < 4 && Date.now() < deadline) {
+    // Some of them are being asked now (all a client may have in flight, or, on the old code,
+    // every lookup slot of the process).
+    const slowAsked = () => asked.filter((n) => n.startsWith('slow')).length;
+    while (slowAsked() < 2 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    assert.ok(asked.filter((n) => n.startsWith('slow')).length >= 4, 'slow lookups in flight');
+    assert.ok(slowAsked() >= 2, 'slow lookups in flight');
 
     const started = performance.now();
     const res = await capture(keyB, `http://quick.example:${site.port}/b`);
     const elapsed = performance.now() - started;
+    ctx.diagnostic(`other account's capture: ${res.status} in ${Math.round(elapsed)} ms`);
     assert.equal(res.status, 201, await res.clone().text());
-    ctx.diagnostic(`other account's capture: ${Math.round(elapsed)} ms`);
     // Before: its lookup waited behind the slow ones and failed after 5 s (502).
     assert.ok(elapsed < 30_000, `${elapsed} ms`);
 
