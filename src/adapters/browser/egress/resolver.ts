@@ -20,15 +20,18 @@ export interface Resolver {
   resolve(name: string): Promise<DnsAnswer>;
 }
 
-/** c-ares gives up on a name after CARES_TRIES x CARES_TIMEOUT_MS (about the caller's 5 s). */
-const CARES_TIMEOUT_MS = 2_000;
+/**
+ * c-ares gives up on a query after CARES_TRIES tries, the timeout doubling each time
+ * (1.5 s + 3 s): within the 5 s a lookup may wait (DNS_LIMITS.timeoutMs).
+ */
+const CARES_TIMEOUT_MS = 1_500;
 const CARES_TRIES = 2;
 /** getaddrinfo lookups (the fallback) holding one of libuv's four pool threads at once. */
 const FALLBACK_MAX_IN_FLIGHT = 2;
 const FALLBACK_TIMEOUT_MS = 5_000;
 
 /** Answers c-ares gives when the name has no address: worth asking /etc/hosts. */
-const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA', 'ENONAME']);
+const NO_SUCH_NAME = new Set(['ENOTFOUND', 'ENODATA']);
 
 function codeOf(err: unknown): string | undefined {
   return (err as { code?: unknown } | null)?.code as string | undefined;
