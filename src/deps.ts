@@ -5,8 +5,10 @@ import { createLocalBilling, type LocalBilling } from './adapters/billing/local-
 import type { BillingProvider } from './adapters/billing/provider.ts';
 import { createStripeBilling } from './adapters/billing/stripe-provider.ts';
 import { createChromiumRenderer } from './adapters/browser/chromium-renderer.ts';
-import { type EgressPolicy, parseAllowlist } from './adapters/browser/egress/policy.ts';
+import { DNS_LIMITS, DnsCache, LookupBound } from './adapters/browser/egress/dns-cache.ts';
+import { addressSet, type EgressPolicy, parseAllowlist } from './adapters/browser/egress/policy.ts';
 import { startEgressProxy } from './adapters/browser/egress/proxy.ts';
+import { type Resolver, systemResolver } from './adapters/browser/egress/resolver.ts';
 import {
   checkTargetUrl,
   parseTargetUrl,
@@ -96,6 +98,13 @@ export interface BuildDepsOptions {
   eagerBrowser?: boolean;
   /** Run the retention sweeper every minute (default true). */
   sweeper?: boolean;
+  /** Name resolution for the egress checks (tests: slow, dead or local names, no real DNS). */
+  resolver?: Resolver;
+  /**
+   * The machine's own interface addresses, refused like loopback unless allowlisted.
+   * Default: os.networkInterfaces(), re-read every few seconds.
+   */
+  interfaceAddresses?: () => Iterable<string>;
   logger?: {
     info(obj: object, msg: string): void;
     warn(obj: object, msg: string): void;
@@ -195,9 +204,25 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       },
     };
 
+    // One DNS cache for every check. The checks before a render are bounded per client
+    // (DECISIONS.md section 11); what the proxy and redirect checks resolve for pages being
+    // rendered has a bound of its own, so pages cannot starve those checks.
+    const dns = new DnsCache({ resolver: options.resolver ?? systemResolver() });
+    const checkLookups = new LookupBound({
+      perClient: DNS_LIMITS.perClient,
+      total: DNS_LIMITS.total,
+    });
+    const pageLookups = new LookupBound({ perClient: DNS_LIMITS.proxy, total: DNS_LIMITS.proxy });
+    const interfaceAddresses = options.interfaceAddresses;
     const egressPolicy: EgressPolicy = {
       allowlist: parseAllowlist(config.render.egressAllowlist),
       selfPorts: [config.server.port],
+      resolve: (name, client) => dns.lookup(name, checkLookups, client),
+      ...(interfaceAddresses ? { localAddresses: () => addressSet(interfaceAddresses()) } : {}),
+    };
+    const pagePolicy: EgressPolicy = {
+      ...egressPolicy,
+      resolve: (name) => dns.lookup(name, pageLookups, 'pages'),
     };
     const logger = options.logger;
     const metrics = new Metrics();
@@ -205,7 +230,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       logger?.error({ err: String(err) }, 'could not start the renderer');
     const renderer = lazyRenderer({ onStartFailed }, async () => {
       const proxy = await startEgressProxy({
-        policy: egressPolicy,
+        policy: pagePolicy,
         onRefused: () => metrics.refused('ssrf'),
         ...(logger ? { logger } : {}),
       });
@@ -217,7 +242,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
           queueSize: config.render.queueSize,
           proxyUrl: proxy.url,
           checkNavigation: async (url) => {
-            await checkTargetUrl(egressPolicy, url);
+            await checkTargetUrl(pagePolicy, url);
           },
           maxPageHeight: config.render.maxPageHeight,
           ...(logger ? { logger } : {}),
@@ -248,8 +273,8 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       guard: {
         parse: parseTargetUrl,
         screen: (url) => screenTargetUrl(egressPolicy, url),
-        check: async (url) => {
-          await checkTargetUrl(egressPolicy, url);
+        check: async (url, client) => {
+          await checkTargetUrl(egressPolicy, url, client);
         },
       },
       flights: new SingleFlight<FlightResult>(),

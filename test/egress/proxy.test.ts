@@ -10,11 +10,13 @@ import type { Server as NetServer, Socket } from 'node:net';
 import { connect, createServer as createNetServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { EgressPolicy } from '../../src/adapters/browser/egress/policy.ts';
-import { parseAllowlist } from '../../src/adapters/browser/egress/policy.ts';
+import { addressSet, parseAllowlist } from '../../src/adapters/browser/egress/policy.ts';
 import type { EgressProxy, EgressRefusal } from '../../src/adapters/browser/egress/proxy.ts';
 import { startEgressProxy } from '../../src/adapters/browser/egress/proxy.ts';
 
 const BIG = 4 * 1024 * 1024;
+/** Injected as one of the machine's own interface addresses. Never connected to. */
+const OWN_ADDRESS = '1.2.3.7';
 
 interface Fixture {
   server: Server;
@@ -217,6 +219,7 @@ describe('egress proxy', () => {
         `127.0.0.1:${fixture.port},127.0.0.1:${selfPort},127.0.0.1:${deadPort},localhost:${fixture.port}`,
       ),
       selfPorts: [selfPort],
+      localAddresses: () => addressSet(['127.0.0.1', '::1', OWN_ADDRESS]),
       resolve: async (name) => {
         resolverCalls.push(name);
         counts[name] = (counts[name] ?? 0) + 1;
@@ -230,6 +233,8 @@ describe('egress proxy', () => {
     dns['app.test'] = ['127.0.0.1'];
     dns['canary.test'] = ['127.0.0.2'];
     dns['split.test'] = ['127.0.0.1', '127.0.0.2'];
+    dns['intranet.test'] = ['10.1.2.3'];
+    dns['own.test'] = [OWN_ADDRESS];
     proxy = await startEgressProxy({
       policy,
       logger: { warn: (obj) => warnings.push(obj) },
@@ -348,7 +353,7 @@ describe('egress proxy', () => {
 
     const res = await viaProxy(proxy, `http://127.0.0.2:${fixture.port}/steal`);
     assert.equal(res.status, 403);
-    assert.match(String(res.headers['x-egress-refused']), /loopback address \(127\.0\.0\.2\)/);
+    assert.match(String(res.headers['x-egress-refused']), /127\.0\.0\.2 is a loopback address$/);
     assert.match(res.body, /^egress refused: /);
 
     const up = await viaProxy(proxy, `http://127.0.0.2:${fixture.port}/ws`, {
@@ -392,6 +397,59 @@ describe('egress proxy', () => {
     const split = await viaProxy(proxy, `http://split.test:${fixture.port}/`);
     assert.equal(split.status, 403);
     assert.equal(canaryConnections, 0);
+  });
+
+  test('refusal pages and headers name the host and the reason class, never an address', async () => {
+    const res = await viaProxy(proxy, `http://intranet.test:${fixture.port}/`);
+    assert.equal(res.status, 403);
+    assert.equal(
+      res.body,
+      'egress refused: url host intranet.test resolves to a private address\n',
+    );
+    assert.equal(
+      res.headers['x-egress-refused'],
+      'url host intranet.test resolves to a private address',
+    );
+    const tunnel = await rawExchange(
+      proxy,
+      'CONNECT intranet.test:443 HTTP/1.1\r\nHost: intranet.test:443\r\n\r\n',
+    );
+    assert.match(tunnel, /^HTTP\/1\.1 403 /);
+    assert.match(tunnel, /intranet\.test resolves to a private address/);
+    const upgrade = await viaProxy(proxy, `http://intranet.test:${fixture.port}/ws`, {
+      headers: { connection: 'Upgrade', upgrade: 'websocket' },
+    });
+    assert.equal(upgrade.status, 403);
+    for (const text of [
+      res.body,
+      JSON.stringify(res.headers),
+      tunnel,
+      upgrade.body,
+      JSON.stringify(upgrade.headers),
+    ]) {
+      assert.doesNotMatch(text, /10\.1\.2\.3/);
+    }
+  });
+
+  test("the host's own address is refused before any connection, on every port", async () => {
+    const before = proxy.stats();
+    for (const port of [80, 443, fixture.port]) {
+      const named = await viaProxy(proxy, `http://own.test:${port}/`);
+      assert.equal(named.status, 403);
+      assert.equal(
+        named.headers['x-egress-refused'],
+        'url host own.test resolves to a loopback address',
+      );
+      const literal = await connectVia(proxy, `${OWN_ADDRESS}:${port}`);
+      assert.equal(literal.status, 403);
+      literal.socket.destroy();
+      const tunnel = await connectVia(proxy, `own.test:${port}`);
+      assert.equal(tunnel.status, 403);
+      tunnel.socket.destroy();
+    }
+    const after = proxy.stats();
+    assert.equal(after.refused, before.refused + 9);
+    assert.equal(after.allowed, before.allowed, 'nothing was let through to connect');
   });
 
   test('the resolver is called once per request; a rebinding answer cannot redirect it', async () => {
@@ -574,7 +632,7 @@ describe('egress proxy close()', () => {
     });
     const res = await viaProxy(proxy, 'http://10.0.0.1/');
     assert.equal(res.status, 403);
-    assert.match(String(res.headers['x-egress-refused']), /private address \(10\.0\.0\.1\)/);
+    assert.match(String(res.headers['x-egress-refused']), /10\.0\.0\.1 is a private address$/);
     assert.deepEqual(proxy.stats(), { allowed: 0, refused: 1, open: 0 });
     await proxy.close();
   });

@@ -7,7 +7,7 @@ import { describe } from 'node:test';
 import pg from 'pg';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/config.ts';
-import { type AppDeps, buildDeps } from '../../src/deps.ts';
+import { type AppDeps, type BuildDepsOptions, buildDeps } from '../../src/deps.ts';
 import type { App } from '../../src/http/types.ts';
 import type { Clock } from '../../src/lib/time.ts';
 import { longDataDir, removeDataDir } from './data-dir.ts';
@@ -51,6 +51,10 @@ export interface StartAppOptions {
   clock?: Clock;
   /** The data directory's path is longer than this; default LONG_DATA_DIR_MIN (120). */
   dataDirLength?: number;
+  /** Name resolution for the egress checks (no real DNS in tests). */
+  resolver?: BuildDepsOptions['resolver'];
+  /** The machine's interface addresses as the egress checks see them. */
+  interfaceAddresses?: BuildDepsOptions['interfaceAddresses'];
 }
 
 export async function freePort(): Promise<number> {
@@ -92,6 +96,8 @@ export async function startApp(options: StartAppOptions): Promise<TestApp> {
   let log: App['log'] | undefined;
   const deps = await buildDeps(config, {
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+    ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
     ...(schema ? { databaseSchema: schema } : {}),
     sweeper: false,
     logger: {

@@ -102,7 +102,7 @@ async function cachedOrRendered(
     if (hit) return { record: hit, cached: true, renderMs: null };
   }
   // DNS only now: a cache hit needs none, and a refusal here still returns the quota unit.
-  await ctx.guard.check(options.url);
+  await ctx.guard.check(options.url, `user:${options.user.id}`);
   return renderOnce(ctx, {
     cacheKey,
     fresh: options.input.fresh === true,

@@ -73,7 +73,7 @@ export async function demoCapture(
       now,
     );
     if (hit) return { record: hit, cached: true };
-    await ctx.guard.check(url);
+    await ctx.guard.check(url, `demo:${client}`);
     const { record, cached } = await renderOnce(ctx, {
       cacheKey,
       fresh: false,

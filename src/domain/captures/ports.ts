@@ -16,9 +16,11 @@ export interface TargetGuard {
   screen(url: URL): void;
   /**
    * The full address check, resolving the name once: AppError url_not_allowed /
-   * target_unreachable. Run right before a render (a cache hit needs no lookup).
+   * target_unreachable. Run right before a render (a cache hit needs no lookup). `client`
+   * (`user:<id>`, or `demo:<ip>` with IPv6 by /64) is whose bound of DNS lookups in flight
+   * the lookup counts against, so one client's slow names never delay another's.
    */
-  check(url: URL): Promise<void>;
+  check(url: URL, client: string): Promise<void>;
 }
 
 /** A rendered record, or (renderMs null) one another node rendered while this one waited. */

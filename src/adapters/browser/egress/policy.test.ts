@@ -3,7 +3,14 @@ import { networkInterfaces } from 'node:os';
 import { describe, test } from 'node:test';
 import { AppError } from '../../../domain/errors.ts';
 import type { EgressPolicy } from './policy.ts';
-import { checkDestination, isAllowlisted, isSelf, parseAllowlist } from './policy.ts';
+import {
+  addressSet,
+  checkDestination,
+  isAllowlisted,
+  isSelf,
+  parseAllowlist,
+  systemInterfaceAddresses,
+} from './policy.ts';
 
 function policy(overrides: Partial<EgressPolicy> = {}): EgressPolicy {
   return {
@@ -148,5 +155,67 @@ describe('checkDestination', () => {
       address: '127.0.0.1',
       family: 4,
     });
+  });
+});
+
+/**
+ * DECISIONS.md section 11, "The host's own addresses". Pure-function checks: nothing here
+ * connects anywhere, and the public-looking interface address is injected.
+ */
+describe("the host's own interface addresses", () => {
+  const OWN = '1.2.3.7';
+  const own = () => addressSet(['127.0.0.1', '::1', OWN, '2a01:4f8::7', 'fe80::1']);
+  const names: Record<string, string[]> = {
+    'www.example': [OWN],
+    'dual.example': ['1.2.3.8', '2a01:4f8::7'],
+    'other.example': ['1.2.3.8'],
+  };
+  const withOwn = (overrides: Partial<EgressPolicy> = {}) =>
+    policy({
+      localAddresses: own,
+      resolve: async (name) => names[name] ?? [],
+      ...overrides,
+    });
+
+  test('count as loopback on every port, literal or resolved', async () => {
+    const p = withOwn();
+    for (const port of [80, 443, 22, 5432, 6379, 65535]) {
+      await assert.rejects(
+        checkDestination(p, OWN, port),
+        notAllowed(`url host ${OWN} is a loopback address`),
+      );
+    }
+    await assert.rejects(checkDestination(p, `::ffff:${OWN}`, 80), notAllowed('loopback'));
+    await assert.rejects(checkDestination(p, '[2a01:4f8::7]', 443), notAllowed('loopback'));
+    for (const name of ['www.example', 'dual.example']) {
+      await assert.rejects(checkDestination(p, name, 443), (err: unknown) => {
+        notAllowed(`url host ${name} resolves to a loopback address`)(err);
+        assert.doesNotMatch((err as Error).message, /1\.2\.3|2a01/);
+        return true;
+      });
+    }
+    // Another public address is still a public address.
+    assert.deepEqual(await checkDestination(p, 'other.example', 443), {
+      address: '1.2.3.8',
+      family: 4,
+    });
+  });
+
+  test('EGRESS_ALLOWLIST host:port lets one through on that port only', async () => {
+    const p = withOwn({ allowlist: parseAllowlist(`${OWN}:8443,www.example:443`) });
+    assert.deepEqual(await checkDestination(p, OWN, 8443), { address: OWN, family: 4 });
+    await assert.rejects(checkDestination(p, OWN, 8444), notAllowed('loopback'));
+    assert.deepEqual(await checkDestination(p, 'www.example', 443), { address: OWN, family: 4 });
+    await assert.rejects(checkDestination(p, 'www.example', 80), notAllowed('loopback'));
+    // ... but never the service's own port.
+    const self = withOwn({ allowlist: parseAllowlist(`${OWN}:3000`), selfPorts: [3000] });
+    await assert.rejects(checkDestination(self, OWN, 3000), notAllowed('this service'));
+  });
+
+  test('by default the list is read from os.networkInterfaces()', () => {
+    const listed = Object.values(networkInterfaces())
+      .flatMap((list) => list ?? [])
+      .map((info) => info.address);
+    assert.deepEqual(systemInterfaceAddresses(), addressSet(listed));
   });
 });

@@ -3,7 +3,6 @@
  * connection to host:port? A name is resolved exactly once here and the caller connects to the
  * address that was checked, so there is no DNS-rebinding window.
  */
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { AppError, isAppError } from '../../../domain/errors.ts';
@@ -14,14 +13,24 @@ import {
   parseHostLiteral,
   unmapIp,
 } from './address.ts';
+import { DNS_LIMITS, DnsCache, LookupBound } from './dns-cache.ts';
+import { systemResolver } from './resolver.ts';
 
 export interface EgressPolicy {
   /** `host:port` entries (see parseAllowlist) let named private targets through. */
   allowlist: ReadonlySet<string>;
   /** The service's own listening ports: never reachable on a local address, allowlisted or not. */
   selfPorts: readonly number[];
-  /** Name resolution, for tests. Default: dns.promises.lookup(host, { all: true, verbatim: true }). */
-  resolve?: (hostname: string) => Promise<string[]>;
+  /**
+   * A name's addresses, the lookup counted against `client` (`user:<id>`, `demo:<ip>`, or the
+   * proxy's own). deps.ts wires a DnsCache; default: a process-wide one on the system resolver.
+   */
+  resolve?: (hostname: string, client: string) => Promise<string[]>;
+  /**
+   * The machine's own interface addresses (canonical, IPv4-mapped forms unmapped), which
+   * count as loopback. Default: systemInterfaceAddresses(); tests inject a list.
+   */
+  localAddresses?: () => ReadonlySet<string>;
 }
 
 export interface CheckedDestination {
@@ -114,15 +123,24 @@ export function isAllowlisted(
   return false;
 }
 
-function localInterfaceAddresses(): Set<string> {
+/** Addresses in canonical form, IPv4-mapped ones unmapped; what is not an address is skipped. */
+export function addressSet(list: Iterable<string>): Set<string> {
   const out = new Set<string>();
-  for (const list of Object.values(networkInterfaces())) {
-    for (const info of list ?? []) {
-      const canonical = canonicalIp(info.address);
-      if (canonical !== null) out.add(unmapIp(canonical));
-    }
+  for (const address of list) {
+    const canonical = canonicalIp(address);
+    if (canonical !== null) out.add(unmapIp(canonical));
   }
   return out;
+}
+
+function localInterfaceAddresses(): Set<string> {
+  return addressSet(
+    Object.values(networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address)),
+  );
+}
+
+function isLocalAddress(policy: EgressPolicy, canonical: string): boolean {
+  return (policy.localAddresses ?? systemInterfaceAddresses)().has(unmapIp(canonical));
 }
 
 /**
@@ -138,59 +156,34 @@ export function isSelf(policy: EgressPolicy, address: string, port: number): boo
   if (category === 'loopback' || category === 'unspecified' || category === 'this-network') {
     return true;
   }
-  return localInterfaceAddresses().has(plain);
+  return isLocalAddress(policy, plain);
 }
 
-/**
- * Bounds on name resolution. getaddrinfo runs on libuv's thread pool (four threads, shared
- * with disk storage and password hashing), and a hostile page can ask for many slow names:
- * at most DNS_MAX_IN_FLIGHT lookups hold a thread at once (a slot is freed when the lookup
- * really ends, not when we stop waiting), and an answer, queue wait included, must come
- * within DNS_TIMEOUT_MS or the destination is unreachable.
- */
-const DNS_TIMEOUT_MS = 5_000;
-const DNS_MAX_IN_FLIGHT = 2;
-let dnsInFlight = 0;
-const dnsWaiting: Array<() => void> = [];
+/** The interface list, re-read at most this often (interfaces come and go). */
+const INTERFACES_REFRESH_MS = 5_000;
+let interfacesReadAt = Number.NEGATIVE_INFINITY;
+let interfaces: ReadonlySet<string> = new Set();
 
-function releaseDnsSlot(): void {
-  const next = dnsWaiting.shift();
-  if (next) next();
-  else dnsInFlight--;
+/** The machine's own interface addresses, canonical and unmapped, re-read every few seconds. */
+export function systemInterfaceAddresses(): ReadonlySet<string> {
+  const now = performance.now();
+  if (now - interfacesReadAt >= INTERFACES_REFRESH_MS) {
+    interfaces = localInterfaceAddresses();
+    interfacesReadAt = now;
+  }
+  return interfaces;
 }
 
-const defaultResolve = (hostname: string): Promise<string[]> =>
-  new Promise<string[]>((resolve, reject) => {
-    let settled = false;
-    const timer = setTimeout(() => {
-      settled = true;
-      const queued = dnsWaiting.indexOf(start);
-      if (queued !== -1) dnsWaiting.splice(queued, 1);
-      reject(new Error(`no DNS answer for ${hostname} within ${DNS_TIMEOUT_MS} ms`));
-    }, DNS_TIMEOUT_MS);
-    function start(): void {
-      lookup(hostname, { all: true, verbatim: true }).then(
-        (results) => {
-          clearTimeout(timer);
-          if (!settled) resolve(results.map((r) => r.address));
-          settled = true;
-          releaseDnsSlot();
-        },
-        (err: unknown) => {
-          clearTimeout(timer);
-          if (!settled) reject(err);
-          settled = true;
-          releaseDnsSlot();
-        },
-      );
-    }
-    if (dnsInFlight < DNS_MAX_IN_FLIGHT) {
-      dnsInFlight++;
-      start();
-    } else {
-      dnsWaiting.push(start);
-    }
-  });
+let defaultDns: { cache: DnsCache; bound: LookupBound } | undefined;
+
+/** Without an injected resolve: one process-wide cache over the system resolver. */
+function defaultResolve(hostname: string, client: string): Promise<string[]> {
+  defaultDns ??= {
+    cache: new DnsCache({ resolver: systemResolver() }),
+    bound: new LookupBound({ perClient: DNS_LIMITS.perClient, total: DNS_LIMITS.total }),
+  };
+  return defaultDns.cache.lookup(hostname, defaultDns.bound, client);
+}
 
 const CATEGORY_PHRASES: Record<string, string> = {
   'carrier-grade-nat': 'a carrier-grade NAT',
@@ -217,42 +210,63 @@ function isLocalhostName(name: string): boolean {
 }
 
 /**
+ * How a refused host is named in messages: as the client wrote it (trimmed, without brackets,
+ * printable ASCII, bounded), never the address it was resolved or decoded to.
+ */
+function shownHost(host: string): string {
+  let h = host.trim();
+  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
+  let out = '';
+  for (const ch of h.slice(0, 255)) {
+    const c = ch.charCodeAt(0);
+    out += c > 0x20 && c < 0x7f ? ch : '?';
+  }
+  return out === '' ? '(empty)' : out;
+}
+
+/** The client a lookup is counted against when the caller names none. */
+const SERVICE_CLIENT = 'service';
+
+/**
  * Decides whether a connection to host:port may be made, and to which address. Literal hosts
  * (in any encoding) skip DNS; `localhost` and `*.localhost` are loopback without asking DNS;
- * any other name is resolved once, the first address is returned, and the destination is
- * refused if ANY of the returned addresses is not allowed. Non-public addresses are refused
- * unless allowlisted; the service's own ports are always refused.
+ * any other name is resolved once (through the DNS cache, the lookup counted against
+ * `client`), the first address is returned, and the destination is refused if ANY of the
+ * returned addresses is not allowed. Non-public addresses, and the machine's own interface
+ * addresses, are refused unless allowlisted; the service's own ports are always refused.
  *
  * Throws AppError `url_not_allowed` on refusal and `target_unreachable` when the name does not
- * resolve.
+ * resolve. Messages name the host as given and the reason class, never an address.
  */
 export async function checkDestination(
   policy: EgressPolicy,
   host: string,
   port: number,
+  client: string = SERVICE_CLIENT,
 ): Promise<CheckedDestination> {
   const known = screenDestination(policy, host, port);
   if (known !== null) return known;
   const name = normalizeHost(host);
+  const shown = shownHost(host);
   let resolved: string[];
   try {
-    resolved = await (policy.resolve ?? defaultResolve)(name);
+    resolved = await (policy.resolve ?? defaultResolve)(name, client);
   } catch (err) {
     if (isAppError(err)) throw err;
-    throw new AppError('target_unreachable', `could not resolve host ${name}`, { cause: err });
+    throw new AppError('target_unreachable', `could not resolve host ${shown}`, { cause: err });
   }
   const addresses: string[] = [];
   for (const a of resolved) {
     const canonical = canonicalIp(a);
     if (canonical === null) {
-      throw new AppError('url_not_allowed', `url host ${name} resolves to an invalid address`);
+      throw new AppError('url_not_allowed', `url host ${shown} resolves to an invalid address`);
     }
     addresses.push(canonical);
   }
   if (addresses.length === 0) {
-    throw new AppError('target_unreachable', `could not resolve host ${name}`);
+    throw new AppError('target_unreachable', `could not resolve host ${shown}`);
   }
-  return judge(policy, name, addresses, port, 'resolves to');
+  return judge(policy, name, shown, addresses, port, 'resolves to');
 }
 
 /**
@@ -266,37 +280,44 @@ export function screenDestination(
   port: number,
 ): CheckedDestination | null {
   const name = normalizeHost(host);
-  const shown = name === '' ? '(empty)' : name;
+  const shown = shownHost(host);
   if (!Number.isInteger(port) || port < 1 || port > 65535) {
     throw new AppError('url_not_allowed', `url port ${port} is not allowed`);
   }
-  if (isIP(name) !== 0) return judge(policy, name, [name], port, 'is');
+  if (isIP(name) !== 0) return judge(policy, name, shown, [name], port, 'is');
   if (!isValidHostName(name)) {
     throw new AppError('url_not_allowed', `url host ${shown} is not a valid host name`);
   }
-  if (isLocalhostName(name)) return judge(policy, name, ['127.0.0.1'], port, 'resolves to');
+  if (isLocalhostName(name)) {
+    return judge(policy, name, shown, ['127.0.0.1'], port, 'resolves to');
+  }
   return null;
 }
 
+/**
+ * The verdict on every address of a destination. An address of the machine's own interfaces
+ * is loopback whatever its range (a public address bound by a local service is still the
+ * host). The message says which class refused it, never which address.
+ */
 function judge(
   policy: EgressPolicy,
   name: string,
+  shown: string,
   addresses: readonly string[],
   port: number,
   verb: 'is' | 'resolves to',
 ): CheckedDestination {
   for (const address of addresses) {
     if (isSelf(policy, address, port)) {
-      throw new AppError(
-        'url_not_allowed',
-        `url host ${name} points at this service (${entryKey(address, port)})`,
-      );
+      throw new AppError('url_not_allowed', `url host ${shown} points at this service`);
     }
-    const verdict = classifyAddress(address);
+    const verdict = isLocalAddress(policy, address)
+      ? { allowed: false, category: 'loopback' }
+      : classifyAddress(address);
     if (!verdict.allowed && !isAllowlisted(policy, name, address, port)) {
       throw new AppError(
         'url_not_allowed',
-        `url host ${name} ${verb} ${describe(verdict.category)} address (${address})`,
+        `url host ${shown} ${verb} ${describe(verdict.category)} address`,
       );
     }
   }

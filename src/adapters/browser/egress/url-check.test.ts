@@ -38,6 +38,8 @@ function isAppErrorWith(code: string, messagePart?: string) {
     assert.equal(err.code, code);
     assert.match(err.message, /^url |^could not resolve host /);
     if (messagePart !== undefined) assert.ok(err.message.includes(messagePart), err.message);
+    // A resolved address never appears (DECISIONS.md section 11, "What errors say").
+    if (err.message.includes(' resolves to ')) assert.doesNotMatch(err.message, /\d+\.\d+|::|\(/);
     return true;
   };
 }
@@ -153,16 +155,16 @@ describe('checkTargetUrl refuses before any connection', () => {
   });
 
   test('literal loopback, private, link-local and metadata addresses', async () => {
-    await refused(policy(), 'http://[::1]/', 'loopback address (::1)');
+    await refused(policy(), 'http://[::1]/', 'url host ::1 is a loopback address');
     await refused(policy(), 'http://[::1]:8080/', 'loopback');
-    await refused(policy(), 'http://127.0.0.1/', 'loopback address (127.0.0.1)');
+    await refused(policy(), 'http://127.0.0.1/', 'url host 127.0.0.1 is a loopback address');
     await refused(policy(), 'http://127.0.0.2:9000/', 'loopback');
     await refused(policy(), 'http://0.0.0.0/', 'unspecified');
     await refused(policy(), 'http://169.254.169.254/latest', 'cloud metadata');
     await refused(policy(), 'http://169.254.169.254/latest/meta-data/iam/', '169.254.169.254');
     await refused(policy(), 'http://[fd00:ec2::254]/latest', 'cloud metadata');
     await refused(policy(), 'http://100.100.100.200/latest', 'cloud metadata');
-    await refused(policy(), 'http://10.0.0.1/', 'private address (10.0.0.1)');
+    await refused(policy(), 'http://10.0.0.1/', 'url host 10.0.0.1 is a private address');
     await refused(policy(), 'http://172.16.5.4/', 'private');
     await refused(policy(), 'http://192.168.1.1/', 'private');
     await refused(policy(), 'http://100.64.1.1/', 'carrier-grade NAT');
@@ -195,7 +197,7 @@ describe('checkTargetUrl refuses before any connection', () => {
     await refused(policy(), 'http://0xa9fea9fe/', 'cloud metadata');
     await refused(policy(), 'http://2852039166/', 'cloud metadata');
     await refused(policy(), 'http://[::ffff:a9fe:a9fe]/', 'cloud metadata');
-    await refused(policy(), 'http://012.1/', 'private address (10.0.0.1)');
+    await refused(policy(), 'http://012.1/', 'url host 10.0.0.1 is a private address');
   });
 
   test('a name the resolver maps to loopback or a private address', async () => {
@@ -208,7 +210,11 @@ describe('checkTargetUrl refuses before any connection', () => {
     });
     const p = policy({ resolve: r.resolve });
     await refused(p, 'http://evil.example/', 'url host evil.example resolves to a loopback');
-    await refused(p, 'https://intranet.example/', 'private address (10.1.2.3)');
+    await refused(
+      p,
+      'https://intranet.example/',
+      'url host intranet.example resolves to a private address',
+    );
     await refused(p, 'https://mapped.example/', 'private');
     await refused(p, 'https://zone.example/', 'link-local');
     await refused(p, 'https://garbage.example/', 'invalid address');
@@ -227,8 +233,8 @@ describe('checkTargetUrl refuses before any connection', () => {
       'mixed6.example': ['2606:4700::1111', '::1'],
     });
     const p = policy({ resolve: r.resolve });
-    await refused(p, 'https://mixed.example/', 'private address (10.0.0.5)');
-    await refused(p, 'https://mixed6.example/', 'loopback address (::1)');
+    await refused(p, 'https://mixed.example/', 'mixed.example resolves to a private address');
+    await refused(p, 'https://mixed6.example/', 'mixed6.example resolves to a loopback address');
   });
 
   test('a public name resolves once and returns the first address', async () => {

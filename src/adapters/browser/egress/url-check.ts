@@ -57,12 +57,17 @@ export function effectivePort(url: URL): number {
 
 /**
  * Whether the service may fetch this URL (the submitted URL or a main-document redirect):
- * http(s) only, then checkDestination for its host and effective port. Returns the checked
- * address; throws AppError `url_not_allowed` or `target_unreachable`.
+ * http(s) only, then checkDestination for its host and effective port, the lookup counted
+ * against `client`. Returns the checked address; throws AppError `url_not_allowed` or
+ * `target_unreachable`.
  */
-export async function checkTargetUrl(policy: EgressPolicy, url: URL): Promise<CheckedDestination> {
+export async function checkTargetUrl(
+  policy: EgressPolicy,
+  url: URL,
+  client?: string,
+): Promise<CheckedDestination> {
   assertHttpScheme(url);
-  return checkDestination(policy, url.hostname, effectivePort(url));
+  return checkDestination(policy, url.hostname, effectivePort(url), client);
 }
 
 /**
