@@ -205,6 +205,8 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
             await checkTargetUrl(egressPolicy, url);
           },
           maxPageHeight: config.render.maxPageHeight,
+          maxImagePixels: config.render.maxImagePixels,
+          rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
           ...(logger ? { logger } : {}),
         });
         return {
