@@ -44,7 +44,7 @@ export interface Config {
     maxPageHeight: number;
     /** Pixels (width x height, device px) an image may hold; beyond it the height is cut. */
     maxImagePixels: number;
-    /** Resident memory one renderer (or the GPU) process may hold before it is killed. */
+    /** Resident memory one renderer process may hold before it is killed. */
     rendererMaxMemoryBytes: number;
     egressAllowlist: string;
   };

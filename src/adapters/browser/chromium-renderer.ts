@@ -30,7 +30,7 @@ import type {
 export const DEFAULT_MAX_PAGE_HEIGHT = 16_384;
 /** 64 megapixels (SI: 64 million). */
 export const DEFAULT_MAX_IMAGE_PIXELS = 64_000_000;
-/** Resident memory of one renderer (or the GPU process) above which it is killed. */
+/** Resident memory of one renderer above which it is killed. */
 export const DEFAULT_RENDERER_MAX_MEMORY_BYTES = 2 * 1024 ** 3;
 /** Captures per context before it is replaced (a second line behind the per-capture reset). */
 export const DEFAULT_RECYCLE_AFTER = 50;
@@ -74,7 +74,7 @@ export interface ChromiumRendererOptions {
   maxPageHeight?: number;
   /** width x height (device px) of any image; the height is cut to fit. Default 64,000,000. */
   maxImagePixels?: number;
-  /** Resident memory one renderer (or the GPU process) may hold before it is killed. 2 GiB. */
+  /** Resident memory one renderer may hold before it is killed. 2 GiB. */
   rendererMaxMemoryBytes?: number;
   /** Captures per context before it is replaced. Default 50. */
   recycleAfter?: number;

@@ -1,12 +1,16 @@
 /**
- * Bounds the memory of each renderer (and the GPU process) of a browser. A page can allocate
+ * Bounds the memory of each renderer of a browser. A page can allocate
  * without end in ways V8's heap limit does not see (ArrayBuffers, canvases, images, workers),
  * so the processes themselves are watched: several times a second their resident memory
  * (RssAnon + RssShmem, what they hold of their own) is read from /proc, and a process over the
  * bound is SIGKILLed. Chromium then reports the page as crashed, the capture on it fails, and
  * its context is thrown away; the browser and every other page live on.
  *
- * Finding the processes is cheap: renderers and the GPU process are children of the zygotes,
+ * The GPU process is not watched: with --disable-gpu it composites our own captures (a 64 MP
+ * one takes ~1.8 GiB there) rather than anything a page can grow; the browser-wide resident
+ * bound (maxBrowserRssBytes) covers it and the browser process.
+ *
+ * Finding the processes is cheap: renderers are children of the zygotes,
  * which are children of the browser; `/proc/PID/task/TID/children` lists them without a scan
  * of all of /proc.
  */
@@ -21,7 +25,7 @@ const CHILDREN_REFRESH_MS = 1_000;
 /** A page crash this soon after a kill counts as that kill. */
 const KILL_ATTRIBUTION_MS = 10_000;
 
-type Kind = 'zygote' | 'renderer' | 'gpu' | 'other';
+type Kind = 'zygote' | 'renderer' | 'other';
 
 function read(path: string): string | null {
   try {
@@ -53,7 +57,6 @@ function kindOf(pid: number): Kind {
   const type = /--type=([a-z-]+)/.exec(cmdline)?.[1];
   if (type === 'zygote') return 'zygote';
   if (type === 'renderer') return 'renderer';
-  if (type === 'gpu-process') return 'gpu';
   return 'other';
 }
 
@@ -67,7 +70,7 @@ export function residentBytes(pid: number): number {
 }
 
 export interface MemoryWatchdogOptions {
-  /** Resident bytes a renderer or the GPU process may hold. */
+  /** Resident bytes a renderer may hold. */
   limitBytes: number;
   logger?: RendererLogger;
 }
@@ -113,7 +116,6 @@ export class MemoryWatchdog {
       this.#childrenAt = now;
       const children = childrenOf(this.#rootPid, false);
       this.#zygotes = children.filter((pid) => this.#kind(pid) === 'zygote');
-      for (const pid of children) if (this.#kinds.get(pid) === 'gpu') this.#watch(pid, 'gpu');
       // Forget pids that are gone (a later process may get the number).
       const alive = new Set(children);
       for (const zygote of this.#zygotes)
@@ -122,8 +124,7 @@ export class MemoryWatchdog {
     }
     for (const zygote of this.#zygotes) {
       for (const pid of childrenOf(zygote, true)) {
-        const kind = this.#kind(pid);
-        if (kind === 'renderer' || kind === 'gpu') this.#watch(pid, kind);
+        if (this.#kind(pid) === 'renderer') this.#watch(pid);
       }
     }
   }
@@ -137,7 +138,7 @@ export class MemoryWatchdog {
     return kind;
   }
 
-  #watch(pid: number, kind: Kind): void {
+  #watch(pid: number): void {
     const bytes = residentBytes(pid);
     if (bytes <= this.limitBytes) return;
     this.#lastKill = Date.now();
@@ -151,11 +152,10 @@ export class MemoryWatchdog {
     this.#logger?.warn(
       {
         pid,
-        kind,
         residentMiB: Math.round(bytes / 2 ** 20),
         limitMiB: Math.round(this.limitBytes / 2 ** 20),
       },
-      'a browser process used too much memory; killed it',
+      'a renderer used too much memory; killed it',
     );
   }
 }
