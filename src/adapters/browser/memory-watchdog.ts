@@ -133,7 +133,9 @@ export class MemoryWatchdog {
     let kind = this.#kinds.get(pid);
     if (kind === undefined) {
       kind = kindOf(pid);
-      this.#kinds.set(pid, kind);
+      // A zygote's child starts with the zygote's command line and only then renames itself
+      // (--type=renderer): until it has, ask again next time.
+      if (kind !== 'zygote' || this.#zygotes.length === 0) this.#kinds.set(pid, kind);
     }
     return kind;
   }
