@@ -156,10 +156,13 @@ describe('hostile pages', () => {
     assert.equal(res.status, 504, JSON.stringify(body));
     assert.equal(body.code, 'render_timeout');
     assert.equal(await used(), quotaBefore);
-    // The failed capture's context is closed, its renderer and workers with it.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const cpu = await chromiumCpuOver(3_000);
-    console.log(`  chromium CPU over 3 s after the 504: ${cpu.toFixed(2)} s`);
+    // The failed capture's context is closed, its renderer and workers with it: within a few
+    // seconds Chromium is idle again (eight live spinning workers burn far more than this).
+    let cpu = Number.POSITIVE_INFINITY;
+    for (let waited = 0; waited < 15_000 && cpu >= 0.6; waited += 3_000) {
+      cpu = await chromiumCpuOver(3_000);
+      console.log(`  chromium CPU over 3 s, ${waited / 1000} s after the 504: ${cpu.toFixed(2)} s`);
+    }
     assert.ok(cpu < 0.6, `chromium still burns CPU: ${cpu} s in 3 s`);
     const next = await nextCaptureHealthy();
     console.log(`  next capture: ${next} ms`);
