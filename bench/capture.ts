@@ -106,6 +106,7 @@ function renderOptions(url: string): RenderOptions {
     darkMode: false,
     reducedMotion: false,
     hideSelectors: [],
+    maxWidth: 3840,
     omitBackground: false,
   };
 }

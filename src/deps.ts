@@ -245,6 +245,8 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
             await checkTargetUrl(pagePolicy, url);
           },
           maxPageHeight: config.render.maxPageHeight,
+          maxImagePixels: config.render.maxImagePixels,
+          rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
           ...(logger ? { logger } : {}),
         });
         return {

@@ -46,6 +46,10 @@ export interface Config {
     queueSize: number;
     timeoutMs: number;
     maxPageHeight: number;
+    /** Pixels (width x height, device px) an image may hold; beyond it the height is cut. */
+    maxImagePixels: number;
+    /** Resident memory one renderer process may hold before it is killed. */
+    rendererMaxMemoryBytes: number;
     egressAllowlist: string;
   };
   storage:
@@ -157,6 +161,10 @@ export function loadConfig(env: Env): Config {
       queueSize: r.int('RENDER_QUEUE', 50, 0, 10_000),
       timeoutMs: r.int('RENDER_TIMEOUT_MS', 30_000, 1_000, 300_000),
       maxPageHeight: r.int('MAX_PAGE_HEIGHT', 16_384, 256, 65_535),
+      // 64 megapixels in the ordinary (SI) sense. At most 100 million: the base64 of an
+      // incompressible RGBA PNG must stay under V8's longest string (2^29 - 24 characters).
+      maxImagePixels: r.int('MAX_IMAGE_PIXELS', 64_000_000, 1_000_000, 100_000_000),
+      rendererMaxMemoryBytes: r.int('RENDERER_MAX_MEMORY_MB', 2_048, 128, 65_536) * 2 ** 20,
       egressAllowlist: r.string('EGRESS_ALLOWLIST', ''),
     },
     storage: parseStorage(r, dataDir),

@@ -46,6 +46,7 @@ export function renderOptions(options: Partial<RenderOptions> & { url: string })
     darkMode: false,
     reducedMotion: false,
     hideSelectors: [],
+    maxWidth: 3840,
     omitBackground: false,
     ...options,
   };

@@ -24,7 +24,8 @@ import { TimeoutError } from 'puppeteer-core';
 import { AppError, isAppError } from '../../domain/errors.ts';
 import { raceAbort, sleep, withTimeout } from './abort.ts';
 import type { BrowserInstance } from './browser-instance.ts';
-import { imageSize } from './image-size.ts';
+import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
+import { type MemoryWatchdog, watchdogFor } from './memory-watchdog.ts';
 import { navigationError, netErrorCode } from './net-errors.ts';
 import {
   blockServiceWorkers,
@@ -35,7 +36,7 @@ import {
   selectorPresent,
   waitForPaintReady,
 } from './page-scripts.ts';
-import type { RenderOptions, RenderResult, WaitUntil } from './types.ts';
+import type { RendererLogger, RenderOptions, RenderResult, WaitUntil } from './types.ts';
 
 /**
  * After loading, the page counts as settled once no request has been in flight for this long
@@ -56,8 +57,8 @@ export const PAINT_READY_BUDGET_MS = 3_000;
 export const RESET_TIMEOUT_MS = 5_000;
 /** Closing a context (and its renderer processes) must finish within this. */
 const DISPOSE_TIMEOUT_MS = 5_000;
-/** Element captures wider than this many device px are cut (Chromium's surface limit). */
-const MAX_CAPTURE_WIDTH_PX = 16_384;
+/** Page.captureScreenshot's own bound (RENDER_TIMEOUT_MS, at most 300 s, ends it first). */
+const SCREENSHOT_COMMAND_TIMEOUT_MS = 300_000;
 /** More origins (or storage keys) than this: the context is replaced instead of cleared. */
 const MAX_TRACKED_ORIGINS = 200;
 
@@ -74,6 +75,11 @@ const PUPPETEER_WAIT: Record<
 export interface CaptureSettings {
   /** Device px; full-page and element images are cut there (`truncated: true`). */
   maxPageHeight: number;
+  /** width x height in device px of any image; the height is cut to stay within it. */
+  maxImagePixels: number;
+  /** Resident memory one renderer may hold; a renderer over it is killed (its capture: 500). */
+  rendererMaxMemoryBytes: number;
+  logger?: RendererLogger;
   /** Called for every main-frame document request (each redirect hop too); throws to refuse. */
   checkNavigation?: (url: URL) => Promise<void>;
 }
@@ -81,6 +87,17 @@ export interface CaptureSettings {
 export type CaptureOutput = Omit<RenderResult, 'renderMs'>;
 
 const noop = (): void => {};
+
+/** A CSS px clip (what Page.captureScreenshot takes) of a rectangle in device px. */
+function deviceClip(
+  x: number,
+  y: number,
+  width: number,
+  height: number,
+  dsf: number,
+): Protocol.Page.Viewport {
+  return { x: x / dsf, y: y / dsf, width: width / dsf, height: height / dsf, scale: 1 };
+}
 
 function httpOrigin(url: string): string | null {
   if (!url.startsWith('http:') && !url.startsWith('https:')) return null;
@@ -137,6 +154,7 @@ export class CapturePage {
   readonly #page: Page;
   readonly #cdp: CDPSession;
   readonly #settings: CaptureSettings;
+  readonly #watchdog: MemoryWatchdog;
   readonly #origins = new Set<string>();
   /** Partitioned storage keys of cross-site frames (`https://b.example/^0https://a.example`). */
   readonly #storageKeys = new Set<string>();
@@ -158,6 +176,10 @@ export class CapturePage {
     this.#page = parts.page;
     this.#cdp = parts.cdp;
     this.#settings = settings;
+    this.#watchdog = watchdogFor(instance, {
+      limitBytes: settings.rendererMaxMemoryBytes,
+      ...(settings.logger ? { logger: settings.logger } : {}),
+    });
   }
 
   static async create(instance: BrowserInstance, settings: CaptureSettings): Promise<CapturePage> {
@@ -190,7 +212,13 @@ export class CapturePage {
       this.#noteOrigin(frame.url());
       if (frame !== page.mainFrame()) this.#noteStorageKey(frame);
     });
-    page.on('error', () => this.#markBroken('the page crashed while rendering'));
+    page.on('error', () => {
+      this.#markBroken(
+        this.#watchdog.killedLately()
+          ? `the page used too much memory (more than ${Math.round(this.#watchdog.limitBytes / 2 ** 20)} MiB); its render was stopped`
+          : 'the page crashed while rendering',
+      );
+    });
     page.on('close', () => this.#markBroken('the page was closed while rendering'));
     page.setDefaultTimeout(0);
     page.setDefaultNavigationTimeout(0);
@@ -483,8 +511,16 @@ export class CapturePage {
 
     this.phase = 'preparing the capture';
     await step(page.evaluate(freezeAndHide, o.hideSelectors));
-    const maxCss = this.#settings.maxPageHeight / dsf;
+    // Every image stays within the plan width x scale, the height limit and the pixel budget;
+    // the clip is cut before Chromium renders it, so nothing larger is ever encoded or sent.
+    const bounds: ImageBounds = {
+      maxWidth: o.maxWidth * dsf,
+      maxHeight: this.#settings.maxPageHeight,
+      maxPixels: this.#settings.maxImagePixels,
+    };
+    const viewportWidth = Math.round(o.width * dsf);
     let clip: Protocol.Page.Viewport | undefined;
+    let beyondViewport = false;
     let truncated = false;
     if (o.selector !== null) {
       const box = await step(page.evaluate(elementBox, o.selector));
@@ -497,29 +533,18 @@ export class CapturePage {
       // Snap to the device pixel grid so the image is whole pixels of exactly the box.
       const x0 = Math.max(0, Math.floor(box.x * dsf));
       const y0 = Math.max(0, Math.floor(box.y * dsf));
-      let x1 = Math.ceil((box.x + box.width) * dsf);
-      let y1 = Math.ceil((box.y + box.height) * dsf);
+      const x1 = Math.ceil((box.x + box.width) * dsf);
+      const y1 = Math.ceil((box.y + box.height) * dsf);
       if (x1 <= x0 || y1 <= y0) {
         throw new AppError(
           'invalid_request',
           `selector "${o.selector.slice(0, 200)}" matched an element with no visible box`,
         );
       }
-      if (x1 - x0 > MAX_CAPTURE_WIDTH_PX) {
-        x1 = x0 + MAX_CAPTURE_WIDTH_PX;
-        truncated = true;
-      }
-      if (y1 - y0 > this.#settings.maxPageHeight) {
-        y1 = y0 + this.#settings.maxPageHeight;
-        truncated = true;
-      }
-      clip = {
-        x: x0 / dsf,
-        y: y0 / dsf,
-        width: (x1 - x0) / dsf,
-        height: (y1 - y0) / dsf,
-        scale: 1,
-      };
+      const fit = fitImage(x1 - x0, y1 - y0, bounds);
+      truncated = fit.truncated;
+      clip = deviceClip(x0, y0, fit.width, fit.height, dsf);
+      beyondViewport = true;
       if (settle) {
         this.phase = 'waiting for fonts and images';
         await this.#networkQuiet(run);
@@ -532,6 +557,8 @@ export class CapturePage {
         );
       }
     } else if (o.fullPage) {
+      // The tallest image the bounds allow at this width: no need to scroll beyond it.
+      const maxCss = fitImage(viewportWidth, Number.MAX_SAFE_INTEGER, bounds).height / dsf;
       this.phase = 'scrolling through the page';
       await step(
         page.evaluate(scrollThrough, {
@@ -549,40 +576,64 @@ export class CapturePage {
           budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
         }),
       );
-      let deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
-      if (deviceHeight > this.#settings.maxPageHeight) {
-        deviceHeight = this.#settings.maxPageHeight;
-        truncated = true;
+      const deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
+      const fit = fitImage(viewportWidth, deviceHeight, bounds);
+      truncated = fit.truncated;
+      // Only the clip is rendered beyond the viewport: the viewport itself keeps its size.
+      clip = deviceClip(0, 0, viewportWidth, fit.height, dsf);
+      beyondViewport = true;
+    } else {
+      if (settle) {
+        this.phase = 'waiting for fonts and images';
+        await step(
+          page.evaluate(waitForPaintReady, {
+            top: 0,
+            bottom: o.height,
+            budgetMs: PAINT_READY_BUDGET_MS,
+          }),
+        );
       }
-      clip = { x: 0, y: 0, width: o.width, height: deviceHeight / dsf, scale: 1 };
-    } else if (settle) {
-      this.phase = 'waiting for fonts and images';
-      await step(
-        page.evaluate(waitForPaintReady, {
-          top: 0,
-          bottom: o.height,
-          budgetMs: PAINT_READY_BUDGET_MS,
-        }),
-      );
+      // A large viewport at a high scale (Pro: 3840 x 2160 at 3) can pass the pixel budget.
+      const fit = fitImage(viewportWidth, Math.round(o.height * dsf), bounds);
+      if (fit.truncated) {
+        truncated = true;
+        clip = deviceClip(0, 0, fit.width, fit.height, dsf);
+      }
     }
 
     await run.settleChecks();
     this.phase = 'capturing the image';
     const shot = await step(
-      this.#cdp.send('Page.captureScreenshot', {
-        format: o.format,
-        fromSurface: true,
-        captureBeyondViewport: clip !== undefined,
-        ...(o.format === 'png'
-          ? {}
-          : { quality: Math.min(100, Math.max(1, Math.round(o.quality))) }),
-        ...(clip ? { clip } : {}),
-      }),
+      this.#cdp.send(
+        'Page.captureScreenshot',
+        {
+          format: o.format,
+          fromSurface: true,
+          captureBeyondViewport: beyondViewport,
+          ...(o.format === 'png'
+            ? {}
+            : { quality: Math.min(100, Math.max(1, Math.round(o.quality))) }),
+          ...(clip ? { clip } : {}),
+        },
+        // A full-size image can take longer than the default bound on a busy machine; the
+        // capture's deadline still ends it.
+        { timeout: SCREENSHOT_COMMAND_TIMEOUT_MS },
+      ),
     );
     const image = Buffer.from(shot.data, 'base64');
     const size = imageSize(image);
     if (size === null || size.format !== o.format) {
       throw new AppError('internal_error', `chromium returned an unreadable ${o.format} image`);
+    }
+    if (
+      size.width > bounds.maxWidth ||
+      size.height > bounds.maxHeight ||
+      size.width * size.height > bounds.maxPixels
+    ) {
+      throw new AppError(
+        'internal_error',
+        `chromium returned a ${size.width}x${size.height} image, larger than the bounds`,
+      );
     }
     return {
       image,

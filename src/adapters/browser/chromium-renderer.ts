@@ -37,6 +37,10 @@ import type {
 } from './types.ts';
 
 export const DEFAULT_MAX_PAGE_HEIGHT = 16_384;
+/** 64 megapixels (SI: 64 million). */
+export const DEFAULT_MAX_IMAGE_PIXELS = 64_000_000;
+/** Resident memory of one renderer above which it is killed. */
+export const DEFAULT_RENDERER_MAX_MEMORY_BYTES = 2 * 1024 ** 3;
 /** Captures per context before it is replaced (a second line behind the per-capture reset). */
 export const DEFAULT_RECYCLE_AFTER = 50;
 /** Captures per browser before it is replaced. */
@@ -85,6 +89,10 @@ export interface ChromiumRendererOptions {
   checkNavigation?: (url: URL) => Promise<void>;
   /** Device px; full-page images are cut there. Default 16384. */
   maxPageHeight?: number;
+  /** width x height (device px) of any image; the height is cut to fit. Default 64,000,000. */
+  maxImagePixels?: number;
+  /** Resident memory one renderer may hold before it is killed. 2 GiB. */
+  rendererMaxMemoryBytes?: number;
   /** Captures per context before it is replaced. Default 50. */
   recycleAfter?: number;
   /** Captures per browser before it is replaced. Default 2000. */
@@ -155,6 +163,9 @@ class ChromiumRenderer implements Renderer {
     this.#logger = options.logger;
     this.#settings = {
       maxPageHeight: options.maxPageHeight ?? DEFAULT_MAX_PAGE_HEIGHT,
+      maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
+      rendererMaxMemoryBytes: options.rendererMaxMemoryBytes ?? DEFAULT_RENDERER_MAX_MEMORY_BYTES,
+      ...(options.logger ? { logger: options.logger } : {}),
       ...(options.checkNavigation ? { checkNavigation: options.checkNavigation } : {}),
     };
     this.#concurrency = Math.max(1, options.concurrency);

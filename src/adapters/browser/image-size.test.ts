@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { encode as encodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
-import { imageSize } from './image-size.ts';
+import { fitImage, imageSize } from './image-size.ts';
 
 function riff(chunk: string, payload: number[]): Buffer {
   const buf = Buffer.alloc(30 + 16);
@@ -63,5 +63,43 @@ describe('imageSize', () => {
     assert.equal(imageSize(Buffer.alloc(0)), null);
     assert.equal(imageSize(Buffer.from([0xff, 0xd8, 0xff, 0xd9])), null);
     assert.equal(imageSize(riff('VP8 ', [0, 0, 0, 1, 2, 3])), null);
+  });
+});
+
+describe('fitImage', () => {
+  const bounds = { maxWidth: 11_520, maxHeight: 16_384, maxPixels: 64_000_000 };
+
+  it('leaves an image within every bound alone', () => {
+    assert.deepEqual(fitImage(1920, 1080, bounds), { width: 1920, height: 1080, truncated: false });
+    assert.deepEqual(fitImage(3900, 16_384, bounds), {
+      width: 3900,
+      height: 16_384,
+      truncated: false,
+    });
+  });
+
+  it('cuts the width to the plan width, then the height to the limit', () => {
+    assert.deepEqual(fitImage(5000, 300, { ...bounds, maxWidth: 1920 }), {
+      width: 1920,
+      height: 300,
+      truncated: true,
+    });
+    assert.deepEqual(fitImage(1920, 40_000, bounds), {
+      width: 1920,
+      height: 16_384,
+      truncated: true,
+    });
+  });
+
+  it('cuts the height to what the pixel budget leaves for the width', () => {
+    const fit = fitImage(11_520, 120_000, bounds);
+    assert.deepEqual(fit, { width: 11_520, height: 5555, truncated: true });
+    assert.ok(fit.width * fit.height <= bounds.maxPixels);
+    // A viewport capture can pass the budget too (Pro: 3840 x 2160 at scale 3).
+    assert.deepEqual(fitImage(11_520, 6480, bounds), {
+      width: 11_520,
+      height: 5555,
+      truncated: true,
+    });
   });
 });

@@ -77,3 +77,30 @@ function webpSize(buf: Buffer): ImageSize | null {
 export function imageSize(buf: Buffer): ImageSize | null {
   return pngSize(buf) ?? jpegSize(buf) ?? webpSize(buf);
 }
+
+export interface ImageBounds {
+  /** Device px. */
+  maxWidth: number;
+  /** Device px. */
+  maxHeight: number;
+  /** width x height, device px. */
+  maxPixels: number;
+}
+
+/**
+ * The largest image of at most `width` x `height` device px within the bounds: the width is
+ * cut first (to the plan's width), then the height (to the height limit and to what the pixel
+ * budget leaves for that width). `truncated` when anything was cut.
+ */
+export function fitImage(
+  width: number,
+  height: number,
+  bounds: ImageBounds,
+): { width: number; height: number; truncated: boolean } {
+  const w = Math.max(1, Math.min(width, Math.floor(bounds.maxWidth)));
+  const h = Math.max(
+    1,
+    Math.min(height, Math.floor(bounds.maxHeight), Math.floor(bounds.maxPixels / w)),
+  );
+  return { width: w, height: h, truncated: w < width || h < height };
+}

@@ -8,6 +8,11 @@ export interface RenderOptions {
   quality: number;
   width: number;
   height: number;
+  /**
+   * The plan's widest viewport (CSS px): no image is wider than this x deviceScaleFactor, an
+   * element wider than it included.
+   */
+  maxWidth: number;
   fullPage: boolean;
   deviceScaleFactor: number;
   waitUntil: WaitUntil;
