@@ -1,5 +1,5 @@
 import { api } from './api.ts';
-import { formatNumber, formatPrice, formatRetention } from './format.ts';
+import { formatNumber, formatRetention } from './format.ts';
 
 /** One entry of GET /v1/plans. */
 export interface Plan {
@@ -67,9 +67,6 @@ export function planFacts(plan: Plan): PlanFact[] {
     yesNo('History and delete', plan.listable),
   ];
 }
-
-export const planPrice = (plan: Plan): string =>
-  plan.price_cents === 0 ? formatPrice(0) : `${formatPrice(plan.price_cents)}`;
 
 /** The number of rows planFacts gives, for skeletons of the same height. */
 export const PLAN_FACT_ROWS = 10;
