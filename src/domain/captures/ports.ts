@@ -59,9 +59,6 @@ export interface CaptureContext extends DomainContext {
 export const CAPTURE_LIMITS = {
   /** Result cache lifetime (SPEC.md: about 15 minutes). */
   cacheTtlMs: 15 * 60 * 1000,
-  maxDelayMs: 10_000,
-  maxSelectorLength: 500,
-  maxHideSelectors: 50,
 } as const;
 
 export const imageUrl = (
