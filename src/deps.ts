@@ -42,6 +42,7 @@ import { setPasswordCost } from './domain/passwords.ts';
 import {
   applyPlanOverrides,
   DEFAULT_PLANS,
+  demoAllowance,
   PlansFileError,
   type PlanTable,
 } from './domain/plans.ts';
@@ -286,12 +287,12 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     };
     const demoCounter = counters.create({
       name: 'demo',
-      limit: plans.demo.daily_quota ?? 5,
+      limit: demoAllowance(plans).perDay,
       windowMs: 24 * 60 * MINUTE_MS,
     });
     const demoRequests = counters.create({
       name: 'demo-requests',
-      limit: plans.demo.requests_per_hour ?? 30,
+      limit: demoAllowance(plans).perHour,
       windowMs: 60 * MINUTE_MS,
     });
 

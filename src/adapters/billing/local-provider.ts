@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { AppError } from '../../domain/errors.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
-import { type Clock, DAY_MS, HOUR_MS } from '../../lib/time.ts';
+import type { Clock } from '../../lib/time.ts';
 import type { BillingProvider } from './provider.ts';
 import { signWebhookPayload } from './signature.ts';
 import { parseSignedEvent } from './stripe-events.ts';
@@ -14,11 +15,12 @@ import { parseSignedEvent } from './stripe-events.ts';
  * webhook code path a real delivery takes. No money moves.
  */
 export const LOCAL_BILLING_PATH = '/billing/local';
+/** Read from the bounds table (domain/bounds.ts, `billing`). */
 export const LOCAL_LIMITS = {
-  checkoutLifetimeMs: DAY_MS,
-  portalLifetimeMs: HOUR_MS,
+  checkoutLifetimeMs: BOUNDS.billing.localCheckoutLifetimeMs,
+  portalLifetimeMs: BOUNDS.billing.localPortalLifetimeMs,
   /** Subscriptions moved on per settle run. */
-  settleBatch: 100,
+  settleBatch: BOUNDS.billing.localSettleBatch,
 } as const;
 
 export interface LocalSession {

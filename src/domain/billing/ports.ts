@@ -1,5 +1,5 @@
 import type { BillingProvider } from '../../adapters/billing/provider.ts';
-import { DAY_MS } from '../../lib/time.ts';
+import { BOUNDS } from '../bounds.ts';
 import type { DomainContext } from '../context.ts';
 
 export interface BillingContext extends DomainContext {
@@ -8,10 +8,5 @@ export interface BillingContext extends DomainContext {
   returnUrls: { success: string; cancel: string; portal: string };
 }
 
-export const BILLING_LIMITS = {
-  /**
-   * Applied event ids are kept this long for deduplication; Stripe stops retrying a
-   * delivery after three days.
-   */
-  eventRetentionMs: 30 * DAY_MS,
-} as const;
+/** The `billing` part of the bounds table (domain/bounds.ts). */
+export const BILLING_LIMITS = BOUNDS.billing;

@@ -1,6 +1,7 @@
 import type { Renderer } from '../../adapters/browser/types.ts';
 import type { ImageStorage } from '../../adapters/storage/storage.ts';
 import type { SingleFlight } from '../../lib/single-flight.ts';
+import { BOUNDS } from '../bounds.ts';
 import type { DomainContext } from '../context.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
@@ -56,13 +57,8 @@ export interface CaptureContext extends DomainContext {
   renderTimeoutMs: number;
 }
 
-export const CAPTURE_LIMITS = {
-  /** Result cache lifetime (SPEC.md: about 15 minutes). */
-  cacheTtlMs: 15 * 60 * 1000,
-  maxDelayMs: 10_000,
-  maxSelectorLength: 500,
-  maxHideSelectors: 50,
-} as const;
+/** The `capture` part of the bounds table (domain/bounds.ts; docs/plans-and-limits.md). */
+export const CAPTURE_LIMITS = BOUNDS.capture;
 
 export const imageUrl = (
   ctx: { publicUrl: string },

@@ -3,6 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { LOCAL_BILLING_PATH, type LocalBilling } from '../../adapters/billing/local-provider.ts';
 import type { AppDeps } from '../../deps.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { App } from '../types.ts';
 
@@ -16,7 +17,9 @@ export function registerLocalBillingPages(app: App, deps: AppDeps): void {
   const local = deps.billing.local;
   if (!local) return;
   const dashboard = new URL(deps.billing.ctx.returnUrls.success).origin;
-  const params = Type.Object({ id: Type.String({ maxLength: 100 }) });
+  const params = Type.Object({
+    id: Type.String({ maxLength: BOUNDS.billing.localSessionIdMaxLength }),
+  });
   const schema = { hide: true, params };
 
   app.register(async (scope) => {
