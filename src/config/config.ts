@@ -144,7 +144,7 @@ export function loadConfig(env: Env): Config {
       logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
       bodyLimitBytes: BOUNDS.http.bodyBytes,
       passwordHashCost: r.int('PASSWORD_HASH_COST', 15, 10, 17),
-      keepAliveTimeoutMs: 72_000,
+      keepAliveTimeoutMs: BOUNDS.http.keepAliveTimeoutMs,
       shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 1_000, 600_000),
     },
     data: {

@@ -21,9 +21,13 @@ export const BOUNDS = {
     bodyBytes: 64 * 1024,
     /** A payment-provider webhook delivery (an invoice with many lines is large). */
     webhookBodyBytes: 512 * 1024,
+    /** An idle keep-alive connection is closed after this. */
+    keepAliveTimeoutMs: 72_000,
+    /** A whole request, body included, must arrive within this. */
+    requestTimeoutMs: 120_000,
   },
 
-  /** Accounts, sessions and API keys (docs/api.md, "Accounts and keys"). */
+  /** Accounts, sessions and API keys (docs/api.md, "Accounts and sessions", "API keys"). */
   account: {
     /** Sign-up password length, in characters. */
     passwordMin: 8,
