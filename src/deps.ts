@@ -206,7 +206,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     };
 
     // One DNS cache for every check. The checks before a render are bounded per client
-    // (DECISIONS.md section 11); what the proxy and redirect checks resolve for pages being
+    // (docs/egress.md, "DNS"); what the proxy and redirect checks resolve for pages being
     // rendered has a bound of its own, so pages cannot starve those checks.
     const dns = new DnsCache({ resolver: options.resolver ?? systemResolver() });
     const checkLookups = new LookupBound({

@@ -2,7 +2,7 @@ import type { ImageFormat } from '../adapters/browser/types.ts';
 import { BOUNDS } from './bounds.ts';
 
 /**
- * Plans are data (DECISIONS.md section 1). Every limit the product enforces is read from
+ * Plans are data (docs/plans-and-limits.md). Every limit the product enforces is read from
  * this table; an operator overrides any field per plan with PLANS_FILE.
  */
 export type PlanName = 'demo' | 'free' | 'pro';

@@ -4,7 +4,7 @@ import type { DomainContext } from '../context.ts';
 
 export interface BillingContext extends DomainContext {
   billing: BillingProvider;
-  /** Where the provider sends the browser back: the dashboard (DECISIONS.md section 5). */
+  /** Where the provider sends the browser back: the dashboard (docs/api.md, "Billing"). */
   returnUrls: { success: string; cancel: string; portal: string };
 }
 

@@ -6,7 +6,7 @@ import type { DomainContext } from '../context.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
 
-/** Decides whether a URL may be fetched (DECISIONS.md section 4), before any browser time. */
+/** Decides whether a URL may be fetched (docs/egress.md), before any browser time. */
 export interface TargetGuard {
   /** Shape and scheme: AppError invalid_request / url_not_allowed. */
   parse(raw: unknown): URL;

@@ -1,5 +1,5 @@
 /**
- * The DNS cache in front of the egress checks (DECISIONS.md section 11, "DNS"): answers are
+ * The DNS cache in front of the egress checks (docs/egress.md, "DNS"): answers are
  * kept for their TTL, failures for a while, one query serves every concurrent lookup of a
  * name, and lookups in flight are bounded per client so one client's slow or dead names only
  * ever wait on that client's own bound.

@@ -1,5 +1,5 @@
 /**
- * The submitted-URL check (DECISIONS.md sections 2 and 4), run before any browser time is spent.
+ * The submitted-URL check (docs/egress.md, "The submitted URL"), run before any browser time is spent.
  */
 import { BOUNDS } from '../../../domain/bounds.ts';
 import { AppError } from '../../../domain/errors.ts';
