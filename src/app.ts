@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions } from 'fastify';
 import type { AppDeps } from './deps.ts';
+import { BOUNDS } from './domain/bounds.ts';
 import { AppError } from './domain/errors.ts';
 import { registerCors } from './http/cors.ts';
 import { registerDocs } from './http/docs.ts';
@@ -64,7 +65,7 @@ export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Pr
     },
     bodyLimit: server.bodyLimitBytes,
     keepAliveTimeout: server.keepAliveTimeoutMs,
-    requestTimeout: 120_000,
+    requestTimeout: BOUNDS.http.requestTimeoutMs,
     trustProxy: server.trustProxy === false ? false : server.trustProxy,
     // Honour a well-formed incoming id so callers can correlate; mint one otherwise.
     genReqId: (req) => {

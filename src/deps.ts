@@ -42,6 +42,7 @@ import { setPasswordCost } from './domain/passwords.ts';
 import {
   applyPlanOverrides,
   DEFAULT_PLANS,
+  demoAllowance,
   PlansFileError,
   type PlanTable,
 } from './domain/plans.ts';
@@ -205,7 +206,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     };
 
     // One DNS cache for every check. The checks before a render are bounded per client
-    // (DECISIONS.md section 11); what the proxy and redirect checks resolve for pages being
+    // (docs/egress.md, "DNS"); what the proxy and redirect checks resolve for pages being
     // rendered has a bound of its own, so pages cannot starve those checks.
     const dns = new DnsCache({ resolver: options.resolver ?? systemResolver() });
     const checkLookups = new LookupBound({
@@ -286,12 +287,12 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     };
     const demoCounter = counters.create({
       name: 'demo',
-      limit: plans.demo.daily_quota ?? 5,
+      limit: demoAllowance(plans).perDay,
       windowMs: 24 * 60 * MINUTE_MS,
     });
     const demoRequests = counters.create({
       name: 'demo-requests',
-      limit: plans.demo.requests_per_hour ?? 30,
+      limit: demoAllowance(plans).perHour,
       windowMs: 60 * MINUTE_MS,
     });
 

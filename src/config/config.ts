@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
+import { BOUNDS } from '../domain/bounds.ts';
 import { type Env, EnvReader } from './env.ts';
 
 /**
@@ -141,9 +142,9 @@ export function loadConfig(env: Env): Config {
       trustProxy,
       metricsToken,
       logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
-      bodyLimitBytes: 64 * 1024,
+      bodyLimitBytes: BOUNDS.http.bodyBytes,
       passwordHashCost: r.int('PASSWORD_HASH_COST', 15, 10, 17),
-      keepAliveTimeoutMs: 72_000,
+      keepAliveTimeoutMs: BOUNDS.http.keepAliveTimeoutMs,
       shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 1_000, 600_000),
     },
     data: {

@@ -9,7 +9,7 @@ export const KEY_PREFIX = 'sk_live_';
 const RANDOM_LENGTH = 32;
 const CHECK_LENGTH = 6;
 const KEY_PATTERN = /^sk_live_[0-9A-Za-z]{38}$/;
-/** What the dashboard shows of a key (DECISIONS.md section 5). */
+/** What the dashboard shows of a key (docs/api.md, "API keys"). */
 export const DISPLAY_PREFIX_LENGTH = 12;
 
 function checksum(body: string): string {

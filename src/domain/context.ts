@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/time.ts';
+import { BOUNDS } from './bounds.ts';
 import type { CounterFactory, WindowCounter } from './limits.ts';
 import type { PlanTable } from './plans.ts';
 import type { Store } from './store.ts';
@@ -12,17 +13,5 @@ export interface DomainContext {
   loginThrottle: { byEmail: WindowCounter; byIp: WindowCounter };
 }
 
-/** Bounds of the account surface (DECISIONS.md section 5). */
-export const ACCOUNT_LIMITS = {
-  passwordMin: 8,
-  passwordMax: 256,
-  emailMax: 254,
-  sessionLifetimeMs: 30 * 24 * 60 * 60 * 1000,
-  loginFailuresPerEmail: 10,
-  loginFailuresPerIp: 100,
-  loginWindowMs: 15 * 60 * 1000,
-  maxActiveKeys: 20,
-  keyNameMax: 100,
-  /** last_used_at is written at most this often per key. */
-  keyTouchIntervalMs: 60 * 1000,
-} as const;
+/** Bounds of the account surface: the `account` part of the bounds table (domain/bounds.ts). */
+export const ACCOUNT_LIMITS = BOUNDS.account;

@@ -1,6 +1,6 @@
 /**
  * The one error type for expected failures. Every code maps to exactly one HTTP
- * status (DECISIONS.md section 3); the error handler renders them, nothing else does.
+ * status (docs/errors.md); the error handler renders them, nothing else does.
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -28,7 +28,7 @@ export interface AppErrorOptions {
   body?: Record<string, unknown>;
   /** Extra response headers (Retry-After, X-RateLimit-*). */
   headers?: Record<string, string>;
-  /** Whether `code` is written into the body. 401/402/404/429 bodies are fixed by the spec. */
+  /** Whether `code` is written into the body. 401/402/404/429 bodies are fixed (docs/errors.md). */
   exposeCode?: boolean;
   /** Override the status for codes that allow two (storage_error: 500 or 503). */
   status?: number;

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyPlanOverrides, DEFAULT_PLANS, PlansFileError } from './plans.ts';
 
-test('the default table follows DECISIONS.md section 1', () => {
+test('the default table follows docs/plans-and-limits.md', () => {
   assert.equal(DEFAULT_PLANS.free.monthly_quota, 100);
   assert.equal(DEFAULT_PLANS.pro.monthly_quota, 5000);
   assert.equal(DEFAULT_PLANS.demo.daily_quota, 5);
   assert.equal(DEFAULT_PLANS.free.rate_per_minute, 5);
   assert.equal(DEFAULT_PLANS.pro.rate_per_minute, 60);
-  // Section 11: Free 1, Pro 4, the demo 1 per IP.
+  // Fair share (docs/security.md): Free 1, Pro 4, the demo 1 per IP.
   assert.equal(DEFAULT_PLANS.free.concurrent_renders, 1);
   assert.equal(DEFAULT_PLANS.pro.concurrent_renders, 4);
   assert.equal(DEFAULT_PLANS.demo.concurrent_renders, 1);

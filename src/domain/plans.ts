@@ -1,7 +1,8 @@
 import type { ImageFormat } from '../adapters/browser/types.ts';
+import { BOUNDS } from './bounds.ts';
 
 /**
- * Plans are data (DECISIONS.md section 1). Every limit the product enforces is read from
+ * Plans are data (docs/plans-and-limits.md). Every limit the product enforces is read from
  * this table; an operator overrides any field per plan with PLANS_FILE.
  */
 export type PlanName = 'demo' | 'free' | 'pro';
@@ -40,13 +41,17 @@ export interface Plan {
 
 export type PlanTable = Readonly<Record<PlanName, Readonly<Plan>>>;
 
+/** The demo's default allowances, also what demoAllowance falls back to. */
+const DEMO_DAILY_QUOTA = 5;
+const DEMO_REQUESTS_PER_HOUR = 30;
+
 export const DEFAULT_PLANS: PlanTable = {
   demo: {
     name: 'demo',
     monthly_quota: null,
-    daily_quota: 5,
+    daily_quota: DEMO_DAILY_QUOTA,
     rate_per_minute: null,
-    requests_per_hour: 30,
+    requests_per_hour: DEMO_REQUESTS_PER_HOUR,
     concurrent_renders: 1,
     max_width: 1280,
     max_height: 720,
@@ -110,14 +115,17 @@ const positiveInt =
       : `must be an integer from 1 to ${max}`;
 const bool: FieldCheck = (v) => (typeof v === 'boolean' ? null : 'must be true or false');
 
+const FIELDS = BOUNDS.planFields;
+const { minDeviceScaleFactor: MIN_DSF, maxDeviceScaleFactor: MAX_DSF } = BOUNDS.capture;
+
 const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
-  monthly_quota: positiveIntOrNull(1_000_000_000),
-  daily_quota: positiveIntOrNull(1_000_000_000),
-  rate_per_minute: positiveIntOrNull(1_000_000),
-  requests_per_hour: positiveIntOrNull(1_000_000),
-  concurrent_renders: positiveInt(1_000),
-  max_width: positiveInt(16_384),
-  max_height: positiveInt(16_384),
+  monthly_quota: positiveIntOrNull(FIELDS.maxQuota),
+  daily_quota: positiveIntOrNull(FIELDS.maxQuota),
+  rate_per_minute: positiveIntOrNull(FIELDS.maxRatePerMinute),
+  requests_per_hour: positiveIntOrNull(FIELDS.maxRequestsPerHour),
+  concurrent_renders: positiveInt(FIELDS.maxConcurrentRenders),
+  max_width: positiveInt(FIELDS.maxViewport),
+  max_height: positiveInt(FIELDS.maxViewport),
   formats: (v) =>
     Array.isArray(v) &&
     v.length > 0 &&
@@ -126,10 +134,12 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
       ? null
       : 'must be a non-empty list of distinct formats among png, jpeg, webp',
   max_device_scale_factor: (v) =>
-    typeof v === 'number' && v >= 1 && v <= 3 ? null : 'must be a number from 1 to 3',
+    typeof v === 'number' && v >= MIN_DSF && v <= MAX_DSF
+      ? null
+      : `must be a number from ${MIN_DSF} to ${MAX_DSF}`,
   full_page: bool,
   fresh: bool,
-  retention_hours: positiveInt(24 * 366 * 10),
+  retention_hours: positiveInt(FIELDS.maxRetentionHours),
   listable: bool,
   price_cents: (v) =>
     Number.isInteger(v) && (v as number) >= 0 ? null : 'must be a non-negative integer',
@@ -187,6 +197,17 @@ export function applyPlanOverrides(base: PlanTable, overrides: unknown): PlanTab
   }
   if (problems.length > 0) throw new PlansFileError(problems);
   return result;
+}
+
+/**
+ * The demo's daily allowance and hourly request budget. applyPlanOverrides refuses a table
+ * without them; a table built by hand falls back to the defaults.
+ */
+export function demoAllowance(plans: PlanTable): { perDay: number; perHour: number } {
+  return {
+    perDay: plans.demo.daily_quota ?? DEMO_DAILY_QUOTA,
+    perHour: plans.demo.requests_per_hour ?? DEMO_REQUESTS_PER_HOUR,
+  };
 }
 
 export const isPlanName = (value: string): value is PlanName =>

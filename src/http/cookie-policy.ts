@@ -1,5 +1,5 @@
 /**
- * The session cookie's SameSite and Secure flags (DECISIONS.md section 5, README "Dashboard").
+ * The session cookie's SameSite and Secure flags (docs/security.md, "Sessions and cookies").
  *
  * Lax is the default: the dashboard is served by the API itself or from another origin on the
  * same site (`app.example.com` beside `api.example.com`), and Lax cookies travel on same-site

@@ -5,7 +5,7 @@ import { describeValidationError } from './validation.ts';
 /** Renders an AppError: its message as `error`, its code for 400/5xx, its extra fields. */
 export function sendAppError(reply: FastifyReply, err: AppError): FastifyReply {
   if (err.headers) reply.headers(err.headers);
-  // Every 503 says when to come back (DECISIONS.md section 3: overloaded has Retry-After).
+  // Every 503 says when to come back (docs/errors.md: overloaded has Retry-After).
   if (err.status === 503 && !reply.hasHeader('retry-after')) reply.header('Retry-After', '5');
   const body: Record<string, unknown> = { error: err.message };
   if (err.exposeCode) body.code = err.code;
@@ -13,7 +13,7 @@ export function sendAppError(reply: FastifyReply, err: AppError): FastifyReply {
   return reply.status(err.status).send(body);
 }
 
-/** Maps everything that can go wrong to DECISIONS.md section 3's shapes. */
+/** Maps everything that can go wrong to the shapes of docs/errors.md. */
 export function toAppError(err: FastifyError | Error): AppError | null {
   if (isAppError(err)) return err;
   const fe = err as FastifyError;
@@ -29,7 +29,7 @@ export function toAppError(err: FastifyError | Error): AppError | null {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new AppError('payload_too_large', 'request body is larger than 64 KiB');
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      // 400, not 415: SPEC.md part 7 answers every malformed body with 400.
+      // 400, not 415: every malformed body is a 400 (docs/errors.md).
       return new AppError('invalid_request', 'body must be JSON (Content-Type: application/json)');
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('invalid_request', 'body must be a JSON object');

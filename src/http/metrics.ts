@@ -14,7 +14,7 @@ const isLoopback = (ip: string | undefined): boolean => {
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
- * Who may read /metrics (DECISIONS.md section 11). Without a token: a loopback client only,
+ * Who may read /metrics (docs/deployment.md, "Production defaults"). Without a token: a loopback client only,
  * meaning the connection comes from loopback and it was not forwarded on behalf of another
  * client (behind a trusted proxy on loopback, `request.ip` is the client X-Forwarded-For
  * names). With METRICS_TOKEN: exactly `Authorization: Bearer <token>`, from anywhere,

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { BOUNDS } from '../domain/bounds.ts';
 import type { DomainContext } from '../domain/context.ts';
 import { AppError } from '../domain/errors.ts';
 import type { WindowCounter, WindowState } from '../domain/limits.ts';
@@ -6,8 +7,8 @@ import type { PlanName } from '../domain/plans.ts';
 import { requireApiKey } from './auth.ts';
 
 /** Requests per minute per account on the programmatic endpoints other than capture. */
-export const OTHER_ENDPOINTS_PER_MINUTE = 600;
-const MINUTE_MS = 60_000;
+export const OTHER_ENDPOINTS_PER_MINUTE = BOUNDS.rates.otherEndpointsPerMinute;
+const MINUTE_MS = BOUNDS.rates.windowMs;
 
 /**
  * Per-minute counters per account (shared by all its keys), one per plan so a plan

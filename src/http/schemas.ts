@@ -8,7 +8,7 @@ export const ErrorBody = Type.Object(
       Type.String({ description: 'Stable machine-readable code (400 and 5xx answers).' }),
     ),
   },
-  { $id: 'ErrorBody', description: 'Error answer (DECISIONS.md section 3).' },
+  { $id: 'ErrorBody', description: 'Error answer (docs/errors.md).' },
 );
 
 export const RateLimitBody = Type.Object(
@@ -22,7 +22,7 @@ export const RateLimitBody = Type.Object(
     reset_time: Type.Integer({ description: 'Unix seconds when the window resets.' }),
     plan: Type.Optional(Type.String()),
   },
-  { description: 'Rate limit exceeded (SPEC.md part 7 plus `error`).' },
+  { description: 'Rate limit exceeded (docs/errors.md).' },
 );
 
 export const SuccessBody = Type.Object({ success: Type.Boolean(), message: Type.String() });

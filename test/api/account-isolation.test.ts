@@ -1,5 +1,5 @@
 /**
- * Isolation between accounts through the API (DECISIONS.md section 11): Basic credentials
+ * Isolation between accounts through the API (docs/security.md): Basic credentials
  * that one account's captured page plants in the browser's HTTP authentication cache (an XHR
  * with user and password) are not sent by the next account's capture of the same realm.
  * One render slot, so both captures would otherwise share a browser context.

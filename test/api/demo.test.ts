@@ -38,7 +38,7 @@ describeEachDatabase('demo endpoint', (db) => {
     }
   });
 
-  it('captures a fixed 1280x720 PNG kept 24 hours, 5 per day, then the spec 429', async () => {
+  it('captures a fixed 1280x720 PNG kept 24 hours, 5 per day, then the 429', async () => {
     const statuses: number[] = [];
     let first: { image_url: string; cached: boolean; expires_at: string } | undefined;
     for (let i = 0; i < 5; i++) {

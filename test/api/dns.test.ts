@@ -1,6 +1,6 @@
 /**
- * DNS and what refusals say, through the HTTP surface (DECISIONS.md section 11: "DNS", "What
- * errors say", "The host's own addresses"). Names are answered by an injected resolver: no
+ * DNS and what refusals say, through the HTTP surface (docs/egress.md: "DNS", "What
+ * refusals say", the host's own addresses). Names are answered by an injected resolver: no
  * real DNS, and every name that is let through points at the loopback fixture site.
  */
 import assert from 'node:assert/strict';

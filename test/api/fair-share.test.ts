@@ -1,5 +1,5 @@
 /**
- * Fair share of the render pool (DECISIONS.md section 11): on a 2-slot node, a Free account
+ * Fair share of the render pool (docs/security.md): on a 2-slot node, a Free account
  * (concurrent_renders 1) with five captures of a page that never finishes loading does not
  * hold both slots, and another account's capture of a fast page is served within about one
  * render, far inside the render timeout. The Free account's extra captures wait for its

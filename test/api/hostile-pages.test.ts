@@ -1,5 +1,5 @@
 /**
- * Pages that eat memory or CPU (DECISIONS 11): the capture ends in a 5xx that costs no quota,
+ * Pages that eat memory or CPU (docs/security.md): the capture ends in a 5xx that costs no quota,
  * and the service and the next capture stay healthy. The renderer bound is set low here
  * (RENDERER_MAX_MEMORY_MB=300); the pages stop by themselves at 2 GiB, so that even without a
  * bound they never take the machine down, and then spin (a service without the bound answers

@@ -1,5 +1,5 @@
 /**
- * Image bounds through the real HTTP surface (DECISIONS 11 "Image size"): every image, element
+ * Image bounds through the real HTTP surface (docs/security.md, "Image size"): every image, element
  * captures included, stays within the plan width x scale, MAX_PAGE_HEIGHT device px tall and
  * MAX_IMAGE_PIXELS, and says `truncated: true` when cut. The big cases are heavy (a 64 MP
  * image is ~190 MB of PNG when it is noise): they run one at a time, and after each the service

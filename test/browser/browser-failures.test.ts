@@ -1,5 +1,5 @@
 /**
- * No browser, no 500 (DECISIONS.md section 11), through the HTTP surface: while Chromium has
+ * No browser, no 500 (docs/security.md), through the HTTP surface: while Chromium has
  * crashed or cannot start, captures answer 503 `overloaded` with Retry-After and spend no
  * quota, /readyz says not ready, the log carries Chromium's exit and its last stderr lines,
  * and the service recovers by itself, without a restart.

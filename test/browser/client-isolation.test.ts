@@ -1,7 +1,7 @@
 /**
  * What no reset of a browser context clears, its HTTP authentication cache and its open
  * sockets, never reaches another client's capture: a context that rendered for one client
- * renders only for that client again (DECISIONS.md section 11, "Isolation").
+ * renders only for that client again (docs/security.md, "Isolation").
  *
  * One slot and one page per slot, so that without the rule every capture would run in the
  * same context.

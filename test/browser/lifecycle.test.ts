@@ -71,7 +71,7 @@ describe('browser lifecycle', () => {
       await until(() => held.size === 1);
       process.kill(oldPid, 'SIGKILL');
       const started = Date.now();
-      // DECISIONS.md section 11: a capture is never a 500 because of the browser.
+      // docs/security.md: a capture is never a 500 because of the browser.
       const err = await rejectsWith(capture, 'overloaded', /browser crashed/);
       assert.match(err.headers?.['Retry-After'] ?? '', /^\d+$/);
       assert.ok(Date.now() - started < 5_000, 'failed promptly');

@@ -1,5 +1,5 @@
 /**
- * Any data directory (DECISIONS.md section 11): nothing Chromium needs depends on the length of
+ * Any data directory (docs/security.md): nothing Chromium needs depends on the length of
  * DATA_DIR. The harness itself hands out long data directories, so every other test runs on one.
  */
 import assert from 'node:assert/strict';

@@ -19,7 +19,7 @@ const PRO_QUOTA = 6;
 /**
  * Two nodes as real processes behind no proxy, sharing the machine's PostgreSQL and Redis
  * and a local S3-compatible store: what a client sees must not depend on the node it hits
- * (DECISIONS.md section 9).
+ * (docs/deployment.md, "Scale-out").
  */
 describe('two nodes', async () => {
   const skip = (await serviceSkip('postgres')) || (await serviceSkip('redis'));

@@ -1,5 +1,5 @@
 /**
- * Data directories as operators have them: long (DECISIONS.md section 11 says nothing may depend
+ * Data directories as operators have them: long (docs/security.md says nothing may depend
  * on the length of DATA_DIR), with a space and a non-ASCII character. Every app, node process
  * and renderer the tests start gets one, so no test can pass on a short path alone.
  */

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { BOUNDS } from '../../domain/bounds.ts';
 
 /**
  * Webhook signatures in Stripe's scheme, shared by the Stripe and the local provider: the
@@ -8,7 +9,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
  */
 export const SIGNATURE_HEADER = 'stripe-signature';
 /** How far the signed timestamp may be from our clock, either way. */
-export const WEBHOOK_TOLERANCE_SECONDS = 300;
+export const WEBHOOK_TOLERANCE_SECONDS = BOUNDS.billing.webhookToleranceSeconds;
 
 export type SignatureCheck = 'ok' | 'missing' | 'malformed' | 'mismatch' | 'stale' | 'future';
 

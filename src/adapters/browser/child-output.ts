@@ -1,6 +1,6 @@
 /**
  * What Chromium said before it failed: a bounded tail of its stderr and how it exited, for the
- * log when it cannot start or dies (DECISIONS.md section 11). puppeteer spawns the process
+ * log when it cannot start or dies (docs/security.md). puppeteer spawns the process
  * inside launch() and hands it out only when the launch succeeds, so the child is picked up
  * from Node's `child_process` diagnostics channel while launch() runs.
  */

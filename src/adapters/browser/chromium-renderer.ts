@@ -10,14 +10,14 @@
  *
  * A context keeps what no reset clears (HTTP authentication cache, HSTS and alt-svc state,
  * open sockets), so a page that rendered for one client only ever renders for that client
- * again (DECISIONS.md section 11, "Isolation"). Another client's capture takes a never-used
+ * again (docs/security.md, "Isolation"). Another client's capture takes a never-used
  * spare; a few spares are kept ready off the critical path, replacing the least recently used
  * pages of other clients when the pool is full.
  *
  * The browser is replaced (the new one launched before the old one closes) after
  * `browserRecycleAfter` captures or when its processes' resident memory passes
  * `maxBrowserRssBytes`. When it cannot start, crashes or disconnects, it is relaunched with
- * backoff in the background (DECISIONS.md section 11): captures in flight on it and captures
+ * backoff in the background (docs/security.md): captures in flight on it and captures
  * that arrive while no browser can be had fail with 503 `overloaded` and a Retry-After, never
  * 500, ready() is false, and the log gets Chromium's exit and the last lines of its stderr.
  */
@@ -660,7 +660,7 @@ class ChromiumRenderer implements Renderer {
     if (signal.aborted) return signal.reason;
     if (isAppError(err)) return err;
     // The browser went away under this capture (or before it had a page): not the capture's
-    // fault, and not a 500 (DECISIONS.md section 11).
+    // fault, and not a 500 (docs/security.md, "No browser, no 500").
     const browserGone = page
       ? !page.instance.browser.connected
       : !(this.#current?.connected ?? false);

@@ -15,7 +15,7 @@ export interface LazyRendererOptions {
  * Starts the real renderer on first use (or on `warm()`), so processes that never capture
  * (the operator CLI, account-only tests) never launch a browser. A start that fails (no
  * Chromium binary, say) is retried in the background with backoff; meanwhile captures answer
- * 503 `overloaded` with Retry-After, never 500 (DECISIONS.md section 11).
+ * 503 `overloaded` with Retry-After, never 500 (docs/security.md, "No browser, no 500").
  */
 export function lazyRenderer(
   options: LazyRendererOptions,

@@ -1,5 +1,5 @@
 /**
- * A fixed set of slots shared fairly among clients (DECISIONS.md section 11, "Fair share"),
+ * A fixed set of slots shared fairly among clients (docs/security.md, "Fair share"),
  * with one bounded wait list for all of them.
  *
  * Each capture names its client (an account, or a demo IP) and the most slots that client may

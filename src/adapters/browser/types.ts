@@ -38,7 +38,7 @@ export interface RenderResult {
 }
 
 /**
- * Who a capture is for (DECISIONS.md section 11: fair share and isolation). `id` is
+ * Who a capture is for (docs/security.md: fair share and isolation). `id` is
  * `user:<id>` for an account, `demo:<ip or /64>` for the demo; `maxConcurrent` is the plan's
  * `concurrent_renders`.
  */

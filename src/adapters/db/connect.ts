@@ -131,7 +131,7 @@ const unavailable = (cause: unknown) =>
 
 /**
  * The pool as Kysely sees it, with a lost or unreachable database turned into 503
- * `overloaded` with Retry-After (DECISIONS.md section 3) instead of a bare 500; a client
+ * `overloaded` with Retry-After (docs/errors.md) instead of a bare 500; a client
  * whose connection broke is destroyed on release, and later requests open new
  * connections, so service resumes by itself when the database is back.
  */

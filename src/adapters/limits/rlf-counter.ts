@@ -25,7 +25,7 @@ export function rlfCounter(limiter: RateLimiterAbstract, limit: number): WindowC
       } catch (err) {
         if (err instanceof RateLimiterRes) {
           // RLF counts a refused point too; give it back so that a refused request never
-          // counts (the demo's allowance is counted like the quota, DECISIONS section 7)
+          // counts (the demo's allowance is counted like the quota, docs/api.md)
           // and a later refund of an accepted one frees a real slot.
           await limiter.reward(key, 1);
           const s = state(err);

@@ -9,7 +9,7 @@ export { isValidImageKey } from './storage.ts';
 
 export type StorageConfig = { kind: 'disk'; dir: string } | ({ kind: 's3' } & S3Options);
 
-/** Builds the configured image storage (DECISIONS.md section 10: disk by default, S3 to scale out). */
+/** Builds the configured image storage (docs/deployment.md: disk by default, S3 to scale out). */
 export async function createStorage(config: StorageConfig): Promise<ImageStorage> {
   switch (config.kind) {
     case 'disk':

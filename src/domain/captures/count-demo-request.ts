@@ -6,7 +6,7 @@ import { demoClientKey } from './demo-capture.ts';
  * The demo's hourly request budget per client (IPv6 by /64), beside the daily allowance of
  * successful captures: every request counts, refused and failed ones too, so one client cannot
  * keep the service busy with requests that never use up the allowance. Its window starts with
- * the client's first request. Over it: the spec's 429 body with `plan: "demo"`.
+ * the client's first request. Over it: the 429 body (docs/errors.md) with `plan: "demo"`.
  */
 export async function countDemoRequest(
   ctx: { clock: () => number; demoRequests: WindowCounter },

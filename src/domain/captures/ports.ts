@@ -1,11 +1,12 @@
 import type { Renderer } from '../../adapters/browser/types.ts';
 import type { ImageStorage } from '../../adapters/storage/storage.ts';
 import type { SingleFlight } from '../../lib/single-flight.ts';
+import { BOUNDS } from '../bounds.ts';
 import type { DomainContext } from '../context.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
 
-/** Decides whether a URL may be fetched (DECISIONS.md section 4), before any browser time. */
+/** Decides whether a URL may be fetched (docs/egress.md), before any browser time. */
 export interface TargetGuard {
   /** Shape and scheme: AppError invalid_request / url_not_allowed. */
   parse(raw: unknown): URL;
@@ -56,10 +57,8 @@ export interface CaptureContext extends DomainContext {
   renderTimeoutMs: number;
 }
 
-export const CAPTURE_LIMITS = {
-  /** Result cache lifetime (SPEC.md: about 15 minutes). */
-  cacheTtlMs: 15 * 60 * 1000,
-} as const;
+/** The `capture` part of the bounds table (domain/bounds.ts; docs/plans-and-limits.md). */
+export const CAPTURE_LIMITS = BOUNDS.capture;
 
 export const imageUrl = (
   ctx: { publicUrl: string },

@@ -17,7 +17,7 @@ export interface RenderOnceOutcome {
 
 /**
  * Renders a cache key's image once, however many identical requests arrive together on
- * however many nodes (DECISIONS.md section 2: the request that rendered answers
+ * however many nodes (docs/api.md, "The result cache": the request that rendered answers
  * `cached: false`, the ones that waited `cached: true`).
  *
  * On one node, an in-process SingleFlight joins them. Across nodes, the node's leader takes

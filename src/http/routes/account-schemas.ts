@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { BOUNDS } from '../../domain/bounds.ts';
 import type { User } from '../../domain/store.ts';
 import { toIso } from '../../lib/time.ts';
 import { IsoDateTime } from '../schemas.ts';
@@ -17,8 +18,8 @@ export const UserBody = Type.Object(
 
 export const Credentials = Type.Object(
   {
-    email: Type.String({ minLength: 1, maxLength: 254 }),
-    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    email: Type.String({ minLength: 1, maxLength: BOUNDS.account.emailMax }),
+    password: Type.String({ minLength: 1, maxLength: BOUNDS.account.loginPasswordMax }),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../deps.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { deleteScreenshot } from '../../domain/captures/delete-screenshot.ts';
 import { listScreenshots } from '../../domain/captures/list-screenshots.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -19,8 +20,14 @@ export function registerAccountScreenshots(app: App, deps: AppDeps): void {
         summary: "The signed-in account's screenshots (Pro), newest first",
         querystring: Type.Object(
           {
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-            cursor: Type.Optional(Type.String({ maxLength: 100 })),
+            limit: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: BOUNDS.listing.maxPageSize,
+                default: BOUNDS.listing.defaultPageSize,
+              }),
+            ),
+            cursor: Type.Optional(Type.String({ maxLength: BOUNDS.listing.cursorMaxLength })),
           },
           { additionalProperties: false },
         ),
@@ -39,7 +46,7 @@ export function registerAccountScreenshots(app: App, deps: AppDeps): void {
       const user = requireAccount(request);
       const page = await listScreenshots(deps.capture, {
         user,
-        limit: request.query.limit ?? 20,
+        limit: request.query.limit ?? BOUNDS.listing.defaultPageSize,
         cursor: request.query.cursor,
       });
       return {

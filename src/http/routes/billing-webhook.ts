@@ -2,11 +2,12 @@ import { Type } from 'typebox';
 import { SIGNATURE_HEADER } from '../../adapters/billing/signature.ts';
 import type { AppDeps } from '../../deps.ts';
 import { receiveWebhook } from '../../domain/billing/receive-webhook.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { errorResponses } from '../schemas.ts';
 import type { App } from '../types.ts';
 
 /** Provider events can be larger than API requests (an invoice with many lines). */
-export const WEBHOOK_BODY_LIMIT_BYTES = 512 * 1024;
+export const WEBHOOK_BODY_LIMIT_BYTES = BOUNDS.http.webhookBodyBytes;
 
 /**
  * POST /v1/billing/webhook: the payment provider's event deliveries. The signature covers

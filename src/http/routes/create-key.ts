@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../deps.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { createKey } from '../../domain/keys/create-key.ts';
 import { requireAccount, sessionHook } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
@@ -15,7 +16,7 @@ export function registerCreateKey(app: App, deps: AppDeps): void {
         summary: 'Create an API key (the plaintext is shown once)',
         body: Type.Optional(
           Type.Object(
-            { name: Type.Optional(Type.String({ maxLength: 100 })) },
+            { name: Type.Optional(Type.String({ maxLength: BOUNDS.account.keyNameMax })) },
             { additionalProperties: false },
           ),
         ),

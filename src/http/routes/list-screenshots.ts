@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../deps.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { listScreenshots } from '../../domain/captures/list-screenshots.ts';
 import { requireApiKey } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
@@ -17,8 +18,14 @@ export function registerListScreenshots(app: App, deps: AppDeps): void {
         security: [{ apiKey: [] }],
         querystring: Type.Object(
           {
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-            cursor: Type.Optional(Type.String({ maxLength: 100 })),
+            limit: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                maximum: BOUNDS.listing.maxPageSize,
+                default: BOUNDS.listing.defaultPageSize,
+              }),
+            ),
+            cursor: Type.Optional(Type.String({ maxLength: BOUNDS.listing.cursorMaxLength })),
           },
           { additionalProperties: false },
         ),
@@ -37,7 +44,7 @@ export function registerListScreenshots(app: App, deps: AppDeps): void {
       const { user } = requireApiKey(request);
       const page = await listScreenshots(deps.capture, {
         user,
-        limit: request.query.limit ?? 20,
+        limit: request.query.limit ?? BOUNDS.listing.defaultPageSize,
         cursor: request.query.cursor,
       });
       return {

@@ -7,6 +7,7 @@ import {
   portalPageHtml,
 } from '../../adapters/billing/local-provider.ts';
 import type { AppDeps } from '../../deps.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { App } from '../types.ts';
 
@@ -20,7 +21,9 @@ export function registerLocalBillingPages(app: App, deps: AppDeps): void {
   const local = deps.billing.local;
   if (!local) return;
   const dashboard = new URL(deps.billing.ctx.returnUrls.success).origin;
-  const params = Type.Object({ id: Type.String({ maxLength: 100 }) });
+  const params = Type.Object({
+    id: Type.String({ maxLength: BOUNDS.billing.localSessionIdMaxLength }),
+  });
   const schema = { hide: true, params };
 
   app.register(async (scope) => {

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { AppDeps } from '../../deps.ts';
 import { signUp } from '../../domain/accounts/sign-up.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { assertSameSite, setSessionCookie } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
 import type { App } from '../types.ts';
@@ -15,8 +16,15 @@ export function registerSignUp(app: App, deps: AppDeps): void {
         summary: 'Create an account and start a session',
         body: Type.Object(
           {
-            email: Type.String({ minLength: 1, maxLength: 254, format: 'email' }),
-            password: Type.String({ minLength: 8, maxLength: 256 }),
+            email: Type.String({
+              minLength: 1,
+              maxLength: BOUNDS.account.emailMax,
+              format: 'email',
+            }),
+            password: Type.String({
+              minLength: BOUNDS.account.passwordMin,
+              maxLength: BOUNDS.account.passwordMax,
+            }),
           },
           { additionalProperties: false },
         ),

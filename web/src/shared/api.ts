@@ -6,7 +6,7 @@ export const API_BASE = (import.meta.env.VITE_API_BASE ?? '').replace(/\/+$/, ''
 /** The origin API calls go to, for display (curl examples). */
 export const apiOrigin = (): string => API_BASE || window.location.origin;
 
-/** Every field an error answer of the API may carry (DECISIONS.md section 3). */
+/** Every field an error answer of the API may carry (docs/errors.md). */
 export interface ErrorBody {
   error?: string;
   message?: string;

@@ -1,13 +1,14 @@
 /** What the local provider keeps (on Stripe's side of the fence, were it Stripe), and its bounds. */
+import { BOUNDS } from '../../../domain/bounds.ts';
 import type { Clock } from '../../../lib/time.ts';
-import { DAY_MS, HOUR_MS } from '../../../lib/time.ts';
 import type { LocalEvents } from './events.ts';
 
+/** Read from the bounds table (domain/bounds.ts, `billing`). */
 export const LOCAL_LIMITS = {
-  checkoutLifetimeMs: DAY_MS,
-  portalLifetimeMs: HOUR_MS,
+  checkoutLifetimeMs: BOUNDS.billing.localCheckoutLifetimeMs,
+  portalLifetimeMs: BOUNDS.billing.localPortalLifetimeMs,
   /** Subscriptions moved on per settle run. */
-  settleBatch: 100,
+  settleBatch: BOUNDS.billing.localSettleBatch,
 } as const;
 
 export interface LocalSession {

@@ -1,5 +1,5 @@
 /**
- * Pure address classification for the SSRF guard (DECISIONS.md section 4).
+ * Pure address classification for the SSRF guard (docs/egress.md).
  *
  * `classifyAddress` implements the IANA IPv4 and IPv6 Special-Purpose Address Registries (plus a
  * few cloud-metadata addresses) with bigint prefix arithmetic. `parseHostLiteral` turns every

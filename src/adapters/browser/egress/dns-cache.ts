@@ -1,31 +1,15 @@
 /**
- * The DNS cache in front of the egress checks (DECISIONS.md section 11, "DNS"): answers are
+ * The DNS cache in front of the egress checks (docs/egress.md, "DNS"): answers are
  * kept for their TTL, failures for a while, one query serves every concurrent lookup of a
  * name, and lookups in flight are bounded per client so one client's slow or dead names only
  * ever wait on that client's own bound.
  */
+import { BOUNDS } from '../../../domain/bounds.ts';
 import { type Clock, systemClock } from '../../../lib/time.ts';
 import type { Resolver } from './resolver.ts';
 
-export const DNS_LIMITS = {
-  /** An answer is kept for its TTL, clamped to this range. */
-  minTtlMs: 5_000,
-  maxTtlMs: 5 * 60_000,
-  /** Kept when the answer carries no TTL (/etc/hosts through getaddrinfo). */
-  unknownTtlMs: 30_000,
-  /** NXDOMAIN, SERVFAIL, no address, no answer in time. */
-  failureTtlMs: 10_000,
-  /** A lookup, waiting for a slot included, ends after this. */
-  timeoutMs: 5_000,
-  /** Names kept at most; the oldest written goes first. */
-  maxEntries: 10_000,
-  /** Lookups in flight for one client (`user:<id>`, `demo:<ip or /64>`) before a render. */
-  perClient: 4,
-  /** ... and for every client together. */
-  total: 64,
-  /** Lookups the egress proxy has in flight (subresources of pages being rendered). */
-  proxy: 32,
-} as const;
+/** TTL clamps, timeouts and per-client bounds: the `dns` part of the bounds table. */
+export const DNS_LIMITS = BOUNDS.dns;
 
 /** Why a lookup did not end in an answer within the deadline. */
 export class DnsTimeoutError extends Error {

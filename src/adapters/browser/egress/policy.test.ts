@@ -159,7 +159,7 @@ describe('checkDestination', () => {
 });
 
 /**
- * DECISIONS.md section 11, "The host's own addresses". Pure-function checks: nothing here
+ * docs/egress.md, "Refused destinations": the host's own addresses. Pure-function checks: nothing here
  * connects anywhere, and the public-looking interface address is injected.
  */
 describe("the host's own interface addresses", () => {

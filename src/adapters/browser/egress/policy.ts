@@ -1,5 +1,5 @@
 /**
- * The egress decision (DECISIONS.md section 4): may the service, or a page it renders, open a
+ * The egress decision (docs/egress.md): may the service, or a page it renders, open a
  * connection to host:port? A name is resolved exactly once here and the caller connects to the
  * address that was checked, so there is no DNS-rebinding window.
  */

@@ -38,7 +38,7 @@ function isAppErrorWith(code: string, messagePart?: string) {
     assert.equal(err.code, code);
     assert.match(err.message, /^url |^could not resolve host /);
     if (messagePart !== undefined) assert.ok(err.message.includes(messagePart), err.message);
-    // A resolved address never appears (DECISIONS.md section 11, "What errors say").
+    // A resolved address never appears (docs/egress.md, "What refusals say").
     if (err.message.includes(' resolves to ')) assert.doesNotMatch(err.message, /\d+\.\d+|::|\(/);
     return true;
   };

@@ -1,11 +1,12 @@
 /**
- * The submitted-URL check (DECISIONS.md sections 2 and 4), run before any browser time is spent.
+ * The submitted-URL check (docs/egress.md, "The submitted URL"), run before any browser time is spent.
  */
+import { BOUNDS } from '../../../domain/bounds.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { CheckedDestination, EgressPolicy } from './policy.ts';
 import { checkDestination, screenDestination } from './policy.ts';
 
-export const MAX_URL_LENGTH = 2048;
+export const MAX_URL_LENGTH = BOUNDS.capture.urlMaxLength;
 
 /**
  * Parses the `url` field of a capture request: a string of at most 2,048 characters holding an

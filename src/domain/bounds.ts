@@ -1,0 +1,135 @@
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../lib/time.ts';
+
+/**
+ * Every fixed limit and bound of the service, as named data in one place: the request
+ * schemas, the plan-file checks, the use cases and the adapters read them from here, and
+ * docs/plans-and-limits.md lists each one (test/docs.test.ts fails when it misses a value).
+ *
+ * Two other tables sit beside this one. What differs per plan (quotas, rates, viewport,
+ * formats, retention) is the plan table, `DEFAULT_PLANS` in plans.ts, which an operator
+ * overrides with PLANS_FILE; what an operator tunes per deployment (render concurrency and
+ * deadline, image bounds, memory per renderer) is an environment variable, parsed in
+ * src/config/config.ts. What stays here does not change without a release.
+ *
+ * Durations are milliseconds (`...Ms`) unless the name says seconds; sizes are bytes or
+ * characters as named.
+ */
+export const BOUNDS = {
+  /** The HTTP surface. */
+  http: {
+    /** A JSON request body; a larger one is 413 (docs/errors.md). */
+    bodyBytes: 64 * 1024,
+    /** A payment-provider webhook delivery (an invoice with many lines is large). */
+    webhookBodyBytes: 512 * 1024,
+    /** An idle keep-alive connection is closed after this. */
+    keepAliveTimeoutMs: 72_000,
+    /** A whole request, body included, must arrive within this. */
+    requestTimeoutMs: 120_000,
+  },
+
+  /** Accounts, sessions and API keys (docs/api.md, "Accounts and sessions", "API keys"). */
+  account: {
+    /** Sign-up password length, in characters. */
+    passwordMin: 8,
+    passwordMax: 256,
+    /** The login form's password bound (wider than sign-up's). */
+    loginPasswordMax: 1024,
+    emailMax: 254,
+    sessionLifetimeMs: 30 * DAY_MS,
+    /** Failed logins before further attempts get 429, per email and per client IP. */
+    loginFailuresPerEmail: 10,
+    loginFailuresPerIp: 100,
+    loginWindowMs: 15 * MINUTE_MS,
+    maxActiveKeys: 20,
+    keyNameMax: 100,
+    /** last_used_at is written at most this often per key. */
+    keyTouchIntervalMs: MINUTE_MS,
+  },
+
+  /** The capture request (docs/api.md, "POST /v1/screenshots"). */
+  capture: {
+    /** `url`, in characters. */
+    urlMaxLength: 2048,
+    /** How long a result is served from the cache (about 15 minutes). */
+    cacheTtlMs: 15 * MINUTE_MS,
+    /** `quality` range (JPEG and WebP). */
+    minQuality: 1,
+    maxQuality: 100,
+    /** `device_scale_factor` range; each plan allows up to its own maximum within it. */
+    minDeviceScaleFactor: 1,
+    maxDeviceScaleFactor: 3,
+    /** `delay`, the extra wait before the capture. */
+    maxDelayMs: 10_000,
+    /** `selector`, `wait_for_selector` and each `hide_selectors` entry, in characters. */
+    maxSelectorLength: 500,
+    /** Entries of `hide_selectors`. */
+    maxHideSelectors: 50,
+  },
+
+  /** Listing screenshots (`GET /v1/screenshots`, the dashboard's history). */
+  listing: {
+    defaultPageSize: 20,
+    maxPageSize: 100,
+    /** `cursor`, in characters. */
+    cursorMaxLength: 100,
+  },
+
+  /** Rate windows that are not a plan field. */
+  rates: {
+    /** The per-minute windows (plan `rate_per_minute`, and the one below). */
+    windowMs: MINUTE_MS,
+    /** Requests per minute per account on the programmatic endpoints other than capture. */
+    otherEndpointsPerMinute: 600,
+  },
+
+  /** Billing (docs/api.md, "Billing"). */
+  billing: {
+    /**
+     * Applied webhook event ids are kept this long for deduplication; Stripe stops retrying
+     * a delivery after three days.
+     */
+    eventRetentionMs: 30 * DAY_MS,
+    /** A webhook signature's timestamp may be this far from now, either way. */
+    webhookToleranceSeconds: 300,
+    /** The built-in local provider: how long its checkout and portal pages stay usable. */
+    localCheckoutLifetimeMs: DAY_MS,
+    localPortalLifetimeMs: HOUR_MS,
+    /** Subscriptions the local provider moves on per settle run. */
+    localSettleBatch: 100,
+    /** The id in a local checkout or portal page's path, in characters. */
+    localSessionIdMaxLength: 100,
+  },
+
+  /** Name lookups before and during a render (docs/egress.md, "DNS"). */
+  dns: {
+    /** An answer is kept for its TTL, clamped to this range. */
+    minTtlMs: 5_000,
+    maxTtlMs: 5 * MINUTE_MS,
+    /** Kept when the answer carries no TTL (/etc/hosts through getaddrinfo). */
+    unknownTtlMs: 30_000,
+    /** NXDOMAIN, SERVFAIL, no address, no answer in time. */
+    failureTtlMs: 10_000,
+    /** A lookup, waiting for a slot included, ends after this. */
+    timeoutMs: 5_000,
+    /** Names kept at most; the oldest written goes first. */
+    maxEntries: 10_000,
+    /** Lookups in flight for one client (`user:<id>`, `demo:<ip or /64>`) before a render. */
+    perClient: 4,
+    /** ... and for every client together. */
+    total: 64,
+    /** Lookups the egress proxy has in flight (subresources of pages being rendered). */
+    proxy: 32,
+  },
+
+  /** The largest values PLANS_FILE may give a plan field (docs/plans-and-limits.md). */
+  planFields: {
+    maxQuota: 1_000_000_000,
+    maxRatePerMinute: 1_000_000,
+    maxRequestsPerHour: 1_000_000,
+    maxConcurrentRenders: 1_000,
+    /** `max_width` and `max_height`, in CSS pixels. */
+    maxViewport: 16_384,
+    /** Ten years. */
+    maxRetentionHours: 24 * 366 * 10,
+  },
+} as const;
