@@ -1,8 +1,12 @@
 import { randomBytes } from 'node:crypto';
+import {
+  type BillingProvider,
+  LOCAL_BILLING_PATH,
+  type LocalBillingPages,
+} from '../../domain/billing/ports.ts';
 import { AppError } from '../../domain/errors.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { type Clock, DAY_MS, HOUR_MS } from '../../lib/time.ts';
-import type { BillingProvider } from './provider.ts';
 import { signWebhookPayload } from './signature.ts';
 import { parseSignedEvent } from './stripe-events.ts';
 
@@ -13,7 +17,6 @@ import { parseSignedEvent } from './stripe-events.ts';
  * produce Stripe-shaped events, signed with a per-process secret and handed to the same
  * webhook code path a real delivery takes. No money moves.
  */
-export const LOCAL_BILLING_PATH = '/billing/local';
 export const LOCAL_LIMITS = {
   checkoutLifetimeMs: DAY_MS,
   portalLifetimeMs: HOUR_MS,
@@ -82,27 +85,8 @@ export interface LocalBillingStore {
   ): Promise<boolean>;
 }
 
-export interface LocalCheckoutView {
-  status: 'open' | 'complete' | 'expired';
-  priceCents: number;
-  cancelUrl: string | null;
-}
-
-export interface LocalPortalView {
-  subscription: Pick<LocalSubscription, 'status' | 'currentPeriodEnd' | 'cancelAtPeriodEnd'> | null;
-  returnUrl: string;
-}
-
-export interface LocalBilling extends BillingProvider {
+export interface LocalBilling extends BillingProvider, LocalBillingPages {
   readonly name: 'local';
-  /** Null when there is no such checkout (or the id is not one). */
-  viewCheckout(id: string): Promise<LocalCheckoutView | null>;
-  /** Pays: the subscription starts and its events are delivered. The URL to go to next. */
-  completeCheckout(id: string): Promise<string>;
-  /** Abandons the checkout; the URL to go to next. Changes nothing else. */
-  abandonCheckout(id: string): Promise<string>;
-  viewPortal(id: string): Promise<LocalPortalView | null>;
-  setCancelAtPeriodEnd(portalId: string, cancel: boolean): Promise<void>;
   /** Renews subscriptions whose period ended, or ends those set to cancel; how many moved. */
   settleDue(): Promise<number>;
 }

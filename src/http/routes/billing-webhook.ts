@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
-import { SIGNATURE_HEADER } from '../../adapters/billing/signature.ts';
 import type { AppDeps } from '../../deps.ts';
+import { WEBHOOK_SIGNATURE_HEADER } from '../../domain/billing/ports.ts';
 import { receiveWebhook } from '../../domain/billing/receive-webhook.ts';
 import { errorResponses } from '../schemas.ts';
 import type { App } from '../types.ts';
@@ -48,7 +48,7 @@ export function registerBillingWebhook(app: App, deps: AppDeps): void {
         },
       },
       async (request) => {
-        const header = request.headers[SIGNATURE_HEADER];
+        const header = request.headers[WEBHOOK_SIGNATURE_HEADER];
         const { event, outcome } = await receiveWebhook(deps.billing.ctx, {
           payload: typeof request.body === 'string' ? request.body : '',
           signature: typeof header === 'string' ? header : undefined,

@@ -1,8 +1,12 @@
 import { parse as parseForm } from 'node:querystring';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import { LOCAL_BILLING_PATH, type LocalBilling } from '../../adapters/billing/local-provider.ts';
 import type { AppDeps } from '../../deps.ts';
+import {
+  LOCAL_BILLING_PATH,
+  type LocalCheckoutView,
+  type LocalPortalView,
+} from '../../domain/billing/ports.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { App } from '../types.ts';
 
@@ -78,9 +82,6 @@ export function registerLocalBillingPages(app: App, deps: AppDeps): void {
   });
 }
 
-type CheckoutView = NonNullable<Awaited<ReturnType<LocalBilling['viewCheckout']>>>;
-type PortalView = NonNullable<Awaited<ReturnType<LocalBilling['viewPortal']>>>;
-
 const escapeHtml = (text: string): string =>
   text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -88,7 +89,7 @@ const price = (cents: number): string => `$${(cents / 100).toFixed(2)}`;
 
 const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
-function checkoutBody(id: string, view: CheckoutView): string {
+function checkoutBody(id: string, view: LocalCheckoutView): string {
   const base = `${LOCAL_BILLING_PATH}/checkout/${encodeURIComponent(id)}`;
   if (view.status !== 'open') {
     const said =
@@ -103,7 +104,7 @@ function checkoutBody(id: string, view: CheckoutView): string {
 <form method="post" action="${base}/cancel"><button type="submit">Cancel</button></form>`;
 }
 
-function portalBody(id: string, view: PortalView): string {
+function portalBody(id: string, view: LocalPortalView): string {
   const base = `${LOCAL_BILLING_PATH}/portal/${encodeURIComponent(id)}`;
   const back = `<p><a href="${escapeHtml(view.returnUrl)}">Back to the dashboard</a></p>`;
   const sub = view.subscription;
