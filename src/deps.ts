@@ -1,19 +1,16 @@
-import { readFile } from 'node:fs/promises';
+/**
+ * The composition root: picks an implementation of every port from config and connects
+ * them. No behaviour lives here (the egress checks are adapters/browser/egress/guard.ts, the
+ * renderer adapters/browser/browser-renderer.ts, the timers jobs.ts, the HTTP hooks app.ts).
+ */
 import { sql } from 'kysely';
 import { migrateToLatest } from '../migrations/index.ts';
 import { createLocalBilling, type LocalBilling } from './adapters/billing/local-provider.ts';
 import { createStripeBilling } from './adapters/billing/stripe-provider.ts';
-import { createChromiumRenderer } from './adapters/browser/chromium-renderer.ts';
-import { DNS_LIMITS, DnsCache, LookupBound } from './adapters/browser/egress/dns-cache.ts';
-import { addressSet, type EgressPolicy, parseAllowlist } from './adapters/browser/egress/policy.ts';
-import { startEgressProxy } from './adapters/browser/egress/proxy.ts';
-import { type Resolver, systemResolver } from './adapters/browser/egress/resolver.ts';
-import {
-  checkTargetUrl,
-  parseTargetUrl,
-  screenTargetUrl,
-} from './adapters/browser/egress/url-check.ts';
-import { lazyRenderer } from './adapters/browser/lazy-renderer.ts';
+import { createBrowserRenderer } from './adapters/browser/browser-renderer.ts';
+import { createEgress } from './adapters/browser/egress/guard.ts';
+import type { Resolver } from './adapters/browser/egress/resolver.ts';
+import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
 import { createLocalBillingStore } from './adapters/db/billing-store.ts';
 import { connectDatabase, type DatabaseHandle } from './adapters/db/connect.ts';
 import { exclusiveRunner } from './adapters/db/exclusive.ts';
@@ -30,62 +27,30 @@ import { Metrics } from './adapters/metrics/metrics.ts';
 import { connectRedis, type RedisClients } from './adapters/redis/connect.ts';
 import { createStorage } from './adapters/storage/index.ts';
 import type { Config } from './config/config.ts';
-import type { BillingProvider } from './domain/billing/ports.ts';
-import { BILLING_LIMITS, type BillingContext } from './domain/billing/ports.ts';
+import { loadPlans } from './config/plans-file.ts';
+import type { BillingContext, BillingProvider } from './domain/billing/ports.ts';
 import { receiveWebhook } from './domain/billing/receive-webhook.ts';
-import type { CaptureContext, FlightResult, RenderLocks } from './domain/captures/ports.ts';
-import { sweepExpired } from './domain/captures/sweep-expired.ts';
+import type { CaptureContext, FlightResult } from './domain/captures/ports.ts';
 import { ACCOUNT_LIMITS, type DomainContext } from './domain/context.ts';
-import type { ImageStorage } from './domain/image-storage.ts';
-import type { CounterFactory, WindowCounter } from './domain/limits.ts';
+import type { CounterFactory } from './domain/limits.ts';
 import { setPasswordCost } from './domain/passwords.ts';
-import {
-  applyPlanOverrides,
-  DEFAULT_PLANS,
-  PlansFileError,
-  type PlanTable,
-} from './domain/plans.ts';
 import type { RevocationBus } from './domain/revocations.ts';
-import { apiKeyHook } from './http/auth.ts';
-import { type SessionCookiePolicy, sessionCookiePolicy } from './http/cookie-policy.ts';
-import { RateLimits } from './http/rate-limit.ts';
+import type { HttpDeps } from './http/types.ts';
+import { createBillingHousekeeping, createRetentionSweep, type JobLogger } from './jobs.ts';
 import { SingleFlight } from './lib/single-flight.ts';
 import { type Clock, MINUTE_MS, systemClock } from './lib/time.ts';
 
-export interface AppContext extends DomainContext {
-  revocations: RevocationBus;
-}
-
-/** Everything the HTTP layer needs, chosen from config in this one place. */
-export interface AppDeps {
-  config: Config;
-  ctx: AppContext;
-  database: DatabaseHandle;
-  storage: ImageStorage;
-  capture: CaptureContext;
-  demo: CaptureContext & { demoCounter: WindowCounter; demoRequests: WindowCounter };
-  renderer: ReturnType<typeof lazyRenderer>;
-  egressPolicy: EgressPolicy;
-  rateLimits: RateLimits;
+/** Everything the app, the CLI, the jobs and the tests are given, chosen from config here. */
+export interface AppDeps extends HttpDeps {
   metrics: Metrics;
-  apiKeyHook: ReturnType<typeof apiKeyHook>;
-  /** Runs one retention sweep now (also run every minute while the app lives). */
+  database: DatabaseHandle;
+  renderer: LazyRenderer;
+  /** One retention sweep now (main.ts also runs it on a timer, jobs.ts). */
   sweep(): Promise<number>;
-  billing: {
-    ctx: BillingContext;
-    /** The built-in test provider when it is the one in use (its pages are served then). */
-    local: LocalBilling | null;
-    /**
-     * Billing housekeeping, now (also every minute while the app lives): the local
-     * provider's renewals and period ends, and forgetting old event ids.
-     */
+  billing: HttpDeps['billing'] & {
+    /** Billing housekeeping now (main.ts also runs it every minute, jobs.ts). */
     settle(): Promise<number>;
   };
-  dashboardOrigins: ReadonlySet<string>;
-  secureCookies: boolean;
-  /** The session cookie's SameSite and Secure flags (http/cookie-policy.ts). */
-  sessionCookie: SessionCookiePolicy;
-  readiness: Array<{ name: string; check: () => Promise<void> }>;
   /** Closes what buildDeps opened, in reverse order. */
   close(): Promise<void>;
 }
@@ -94,10 +59,8 @@ export interface BuildDepsOptions {
   clock?: Clock;
   /** PostgreSQL schema (tests give each run its own). */
   databaseSchema?: string;
-  /** Launch the browser now instead of on the first capture (the server does). */
+  /** Launch the browser now instead of on the first capture. */
   eagerBrowser?: boolean;
-  /** Run the retention sweeper every minute (default true). */
-  sweeper?: boolean;
   /** Name resolution for the egress checks (tests: slow, dead or local names, no real DNS). */
   resolver?: Resolver;
   /**
@@ -105,32 +68,12 @@ export interface BuildDepsOptions {
    * Default: os.networkInterfaces(), re-read every few seconds.
    */
   interfaceAddresses?: () => Iterable<string>;
-  logger?: {
-    info(obj: object, msg: string): void;
-    warn(obj: object, msg: string): void;
-    error(obj: object, msg: string): void;
-  };
-}
-
-export async function loadPlans(file: string | undefined): Promise<PlanTable> {
-  if (file === undefined) return DEFAULT_PLANS;
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new PlansFileError([`cannot read ${file}: ${(err as Error).message}`]);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new PlansFileError([`${file} is not valid JSON: ${(err as Error).message}`]);
-  }
-  return applyPlanOverrides(DEFAULT_PLANS, parsed);
+  logger?: JobLogger;
 }
 
 export async function buildDeps(config: Config, options: BuildDepsOptions = {}): Promise<AppDeps> {
   const clock = options.clock ?? systemClock;
+  const logger = options.logger;
   setPasswordCost(config.server.passwordHashCost);
   const plans = await loadPlans(config.plansFile);
   const closers: Array<() => Promise<void>> = [];
@@ -156,7 +99,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       redis = clients;
       closers.push(() => clients.close());
       if (!(await clients.ready(5_000))) {
-        options.logger?.warn({}, 'Redis is not reachable yet; limits answer 503 until it is');
+        logger?.warn({}, 'Redis is not reachable yet; limits answer 503 until it is');
       }
     }
     const prefix = config.redisPrefix;
@@ -167,7 +110,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       : (dbCounters ?? memoryCounters());
     // Revocations reach every node: over Redis, else PostgreSQL LISTEN/NOTIFY; the
     // in-process bus only serves SQLite, which is one node by construction.
-    const revocations = redis
+    const revocations: RevocationBus = redis
       ? redisRevocations(redis.commands, redis.subscriber, prefix)
       : database.dialect === 'postgres' && config.data.databaseUrl
         ? postgresRevocations({
@@ -176,15 +119,12 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
             notify: async (channel, payload) => {
               await sql`select pg_notify(${channel}, ${payload})`.execute(database.db);
             },
-            ...(options.logger ? { logger: options.logger } : {}),
+            ...(logger ? { logger } : {}),
           })
         : memoryRevocations();
     closers.push(() => revocations.close());
-    const renderLocks: RenderLocks = redis
-      ? redisRenderLocks(redis.commands, prefix)
-      : localRenderLocks();
 
-    const ctx: AppContext = {
+    const ctx: DomainContext & { revocations: RevocationBus } = {
       store: createKyselyStore(database.db, database.dialect),
       clock,
       plans,
@@ -204,65 +144,26 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       },
     };
 
-    // One DNS cache for every check. The checks before a render are bounded per client
-    // (DECISIONS.md section 11); what the proxy and redirect checks resolve for pages being
-    // rendered has a bound of its own, so pages cannot starve those checks.
-    const dns = new DnsCache({ resolver: options.resolver ?? systemResolver() });
-    const checkLookups = new LookupBound({
-      perClient: DNS_LIMITS.perClient,
-      total: DNS_LIMITS.total,
-    });
-    const pageLookups = new LookupBound({ perClient: DNS_LIMITS.proxy, total: DNS_LIMITS.proxy });
-    const interfaceAddresses = options.interfaceAddresses;
-    const egressPolicy: EgressPolicy = {
-      allowlist: parseAllowlist(config.render.egressAllowlist),
+    const egress = createEgress({
+      allowlist: config.render.egressAllowlist,
       selfPorts: [config.server.port],
-      resolve: (name, client) => dns.lookup(name, checkLookups, client),
-      ...(interfaceAddresses ? { localAddresses: () => addressSet(interfaceAddresses()) } : {}),
-    };
-    const pagePolicy: EgressPolicy = {
-      ...egressPolicy,
-      resolve: (name) => dns.lookup(name, pageLookups, 'pages'),
-    };
-    const logger = options.logger;
+      ...(options.resolver ? { resolver: options.resolver } : {}),
+      ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
+    });
     const metrics = new Metrics();
-    const onStartFailed = (err: unknown): void =>
-      logger?.error({ err: String(err) }, 'could not start the renderer');
-    const renderer = lazyRenderer({ onStartFailed }, async () => {
-      const proxy = await startEgressProxy({
-        policy: pagePolicy,
-        onRefused: () => metrics.refused('ssrf'),
-        ...(logger ? { logger } : {}),
-      });
-      try {
-        const real = await createChromiumRenderer({
-          ...(config.render.chromePath ? { executablePath: config.render.chromePath } : {}),
-          dataDir: config.data.dir,
-          concurrency: config.render.concurrency,
-          queueSize: config.render.queueSize,
-          proxyUrl: proxy.url,
-          checkNavigation: async (url) => {
-            await checkTargetUrl(pagePolicy, url);
-          },
-          maxPageHeight: config.render.maxPageHeight,
-          maxImagePixels: config.render.maxImagePixels,
-          rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
-          ...(logger ? { logger } : {}),
-        });
-        return {
-          ...real,
-          render: real.render.bind(real),
-          stats: real.stats.bind(real),
-          ready: real.ready.bind(real),
-          close: async () => {
-            await real.close();
-            await proxy.close();
-          },
-        };
-      } catch (err) {
-        await proxy.close();
-        throw err;
-      }
+    const renderer = createBrowserRenderer({
+      policy: egress.pagePolicy,
+      chromium: {
+        ...(config.render.chromePath ? { executablePath: config.render.chromePath } : {}),
+        dataDir: config.data.dir,
+        concurrency: config.render.concurrency,
+        queueSize: config.render.queueSize,
+        maxPageHeight: config.render.maxPageHeight,
+        maxImagePixels: config.render.maxImagePixels,
+        rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
+      },
+      onRefused: () => metrics.refused('ssrf'),
+      ...(logger ? { logger } : {}),
     });
     closers.push(() => renderer.close());
     metrics.watchPool(() => renderer.stats());
@@ -272,15 +173,9 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       ...ctx,
       renderer,
       storage,
-      guard: {
-        parse: parseTargetUrl,
-        screen: (url) => screenTargetUrl(egressPolicy, url),
-        check: async (url, client) => {
-          await checkTargetUrl(egressPolicy, url, client);
-        },
-      },
+      guard: egress.guard,
       flights: new SingleFlight<FlightResult>(),
-      renderLocks,
+      renderLocks: redis ? redisRenderLocks(redis.commands, prefix) : localRenderLocks(),
       publicUrl: config.server.publicUrl.origin,
       renderTimeoutMs: config.render.timeoutMs,
     };
@@ -295,44 +190,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       windowMs: 60 * MINUTE_MS,
     });
 
-    // One node sweeps at a time (a PostgreSQL advisory lock); claiming rows with
-    // DELETE ... RETURNING already makes each image's deletion happen once.
-    const runExclusive = exclusiveRunner(database);
-    const sweep = async (): Promise<number> => {
-      const outcome = await runExclusive('retention-sweeper', async () => {
-        const swept = await sweepExpired(
-          { store: ctx.store, storage, clock },
-          {
-            onError: (err, key) => logger?.warn({ err, key }, 'could not delete an expired image'),
-          },
-        );
-        await dbCounters?.prune(Date.now());
-        await ctx.store.sessions.deleteExpired(clock());
-        return swept;
-      });
-      metrics.sweeps.inc({ outcome: outcome.ran ? 'ran' : 'skipped' });
-      if (!outcome.ran) return 0;
-      metrics.sweptImages.inc(outcome.value);
-      return outcome.value;
-    };
-    if (options.sweeper !== false) {
-      const timer = setInterval(() => {
-        sweep()
-          .then((n) => n > 0 && logger?.info({ swept: n }, 'retention sweep'))
-          .catch((err) => logger?.error({ err }, 'retention sweep failed'));
-      }, config.data.sweepIntervalMs);
-      timer.unref();
-      closers.push(async () => clearInterval(timer));
-    }
-
     const billing = buildBilling(config, ctx, database, logger);
-    if (options.sweeper !== false) {
-      const timer = setInterval(() => {
-        billing.settle().catch((err) => logger?.error({ err }, 'billing housekeeping failed'));
-      }, MINUTE_MS);
-      timer.unref();
-      closers.push(async () => clearInterval(timer));
-    }
 
     return {
       config,
@@ -342,18 +200,21 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       capture,
       demo: { ...capture, demoCounter, demoRequests },
       renderer,
-      egressPolicy,
-      rateLimits: new RateLimits(ctx),
       metrics,
-      apiKeyHook: apiKeyHook(ctx),
-      sweep,
-      billing,
-      dashboardOrigins: new Set([
-        ...config.server.dashboardOrigins,
-        config.server.publicUrl.origin,
-      ]),
-      secureCookies: config.server.publicUrl.protocol === 'https:',
-      sessionCookie: sessionCookiePolicy(config.server.publicUrl, config.server.dashboardOrigins),
+      sweep: createRetentionSweep({
+        store: ctx.store,
+        storage,
+        clock,
+        runExclusive: exclusiveRunner(database),
+        counters: dbCounters,
+        metrics,
+        ...(logger ? { logger } : {}),
+      }),
+      billing: {
+        ctx: billing.ctx,
+        local: billing.local,
+        settle: createBillingHousekeeping({ store: ctx.store, clock, local: billing.local }),
+      },
       readiness: [
         { name: 'database', check: () => database.ping() },
         { name: 'storage', check: () => storage.ping() },
@@ -378,10 +239,10 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
 /** The payment provider config names: Stripe, or the built-in local one. */
 function buildBilling(
   config: Config,
-  ctx: AppContext,
+  ctx: DomainContext,
   database: DatabaseHandle,
-  logger: BuildDepsOptions['logger'],
-): AppDeps['billing'] {
+  logger: JobLogger | undefined,
+): { ctx: BillingContext; local: LocalBilling | null } {
   const dashboard = config.server.dashboardOrigins[0] ?? config.server.publicUrl.origin;
   const returnUrls = {
     success: `${dashboard}/dashboard?billing=success`,
@@ -416,13 +277,5 @@ function buildBilling(
     provider = local;
   }
   const billingCtx: BillingContext = { ...ctx, billing: provider, returnUrls };
-  return {
-    ctx: billingCtx,
-    local,
-    settle: async () => {
-      const moved = local ? await local.settleDue() : 0;
-      await ctx.store.billing.pruneEvents(ctx.clock() - BILLING_LIMITS.eventRetentionMs);
-      return moved;
-    },
-  };
+  return { ctx: billingCtx, local };
 }

@@ -1,9 +1,8 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { WEBHOOK_SIGNATURE_HEADER } from '../../domain/billing/ports.ts';
 import { receiveWebhook } from '../../domain/billing/receive-webhook.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
 /** Provider events can be larger than API requests (an invoice with many lines). */
 export const WEBHOOK_BODY_LIMIT_BYTES = 512 * 1024;
@@ -13,7 +12,7 @@ export const WEBHOOK_BODY_LIMIT_BYTES = 512 * 1024;
  * the exact bytes sent, so this route (in its own scope) keeps the body as text instead of
  * parsing it; verification and the rest happen in the domain.
  */
-export function registerBillingWebhook(app: App, deps: AppDeps): void {
+export function registerBillingWebhook(app: App, deps: RouteDeps): void {
   app.register(async (scope) => {
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser(
