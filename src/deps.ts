@@ -13,16 +13,16 @@ import type { Resolver } from './adapters/browser/egress/resolver.ts';
 import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
 import { createLocalBillingStore } from './adapters/db/billing-store.ts';
 import { connectDatabase, type DatabaseHandle } from './adapters/db/connect.ts';
-import { exclusiveRunner } from './adapters/db/exclusive.ts';
+import { createExclusiveRunner } from './adapters/db/exclusive.ts';
 import { createKyselyStore } from './adapters/db/kysely-store.ts';
-import { memoryRevocations } from './adapters/events/memory-revocations.ts';
-import { postgresRevocations } from './adapters/events/postgres-revocations.ts';
-import { redisRevocations } from './adapters/events/redis-revocations.ts';
-import { memoryCounters } from './adapters/limits/memory.ts';
-import { postgresCounters } from './adapters/limits/postgres.ts';
-import { redisCounters } from './adapters/limits/redis.ts';
-import { localRenderLocks } from './adapters/locks/local.ts';
-import { redisRenderLocks } from './adapters/locks/redis.ts';
+import { createMemoryRevocations } from './adapters/events/memory-revocations.ts';
+import { createPostgresRevocations } from './adapters/events/postgres-revocations.ts';
+import { createRedisRevocations } from './adapters/events/redis-revocations.ts';
+import { createMemoryCounters } from './adapters/limits/memory.ts';
+import { createPostgresCounters } from './adapters/limits/postgres.ts';
+import { createRedisCounters } from './adapters/limits/redis.ts';
+import { createMemoryRenderLocks } from './adapters/locks/memory.ts';
+import { createRedisRenderLocks } from './adapters/locks/redis.ts';
 import { Metrics } from './adapters/metrics/metrics.ts';
 import { connectRedis, type RedisClients } from './adapters/redis/connect.ts';
 import { createStorage } from './adapters/storage/index.ts';
@@ -104,16 +104,16 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     }
     const prefix = config.redisPrefix;
     const dbCounters =
-      !redis && database.dialect === 'postgres' ? postgresCounters(database.db) : null;
+      !redis && database.dialect === 'postgres' ? createPostgresCounters(database.db) : null;
     const counters: CounterFactory = redis
-      ? redisCounters(redis.commands, prefix)
-      : (dbCounters ?? memoryCounters());
+      ? createRedisCounters(redis.commands, prefix)
+      : (dbCounters ?? createMemoryCounters());
     // Revocations reach every node: over Redis, else PostgreSQL LISTEN/NOTIFY; the
     // in-process bus only serves SQLite, which is one node by construction.
     const revocations: RevocationBus = redis
-      ? redisRevocations(redis.commands, redis.subscriber, prefix)
+      ? createRedisRevocations(redis.commands, redis.subscriber, prefix)
       : database.dialect === 'postgres' && config.data.databaseUrl
-        ? postgresRevocations({
+        ? createPostgresRevocations({
             url: config.data.databaseUrl,
             schema,
             notify: async (channel, payload) => {
@@ -121,7 +121,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
             },
             ...(logger ? { logger } : {}),
           })
-        : memoryRevocations();
+        : createMemoryRevocations();
     closers.push(() => revocations.close());
 
     const ctx: DomainContext & { revocations: RevocationBus } = {
@@ -175,7 +175,9 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       storage,
       guard: egress.guard,
       flights: new SingleFlight<FlightResult>(),
-      renderLocks: redis ? redisRenderLocks(redis.commands, prefix) : localRenderLocks(),
+      renderLocks: redis
+        ? createRedisRenderLocks(redis.commands, prefix)
+        : createMemoryRenderLocks(),
       publicUrl: config.server.publicUrl.origin,
       renderTimeoutMs: config.render.timeoutMs,
     };
@@ -205,7 +207,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
         store: ctx.store,
         storage,
         clock,
-        runExclusive: exclusiveRunner(database),
+        runExclusive: createExclusiveRunner(database),
         counters: dbCounters,
         metrics,
         ...(logger ? { logger } : {}),
