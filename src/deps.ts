@@ -19,7 +19,7 @@ import { createMemoryRevocations } from './adapters/events/memory-revocations.ts
 import { createPostgresRevocations } from './adapters/events/postgres-revocations.ts';
 import { createRedisRevocations } from './adapters/events/redis-revocations.ts';
 import { createMemoryCounters } from './adapters/limits/memory.ts';
-import { createPostgresCounters } from './adapters/limits/postgres.ts';
+import { createPostgresCounters, type PrunableCounters } from './adapters/limits/postgres.ts';
 import { createRedisCounters } from './adapters/limits/redis.ts';
 import { createMemoryRenderLocks } from './adapters/locks/memory.ts';
 import { createRedisRenderLocks } from './adapters/locks/redis.ts';
@@ -30,7 +30,12 @@ import type { Config } from './config/config.ts';
 import { loadPlans } from './config/plans-file.ts';
 import type { BillingContext, BillingProvider } from './domain/billing/ports.ts';
 import { receiveWebhook } from './domain/billing/receive-webhook.ts';
-import type { CaptureContext, FlightResult } from './domain/captures/ports.ts';
+import type {
+  CaptureContext,
+  FlightResult,
+  RenderLocks,
+  TargetGuard,
+} from './domain/captures/ports.ts';
 import { ACCOUNT_LIMITS, type DomainContext } from './domain/context.ts';
 import type { CounterFactory } from './domain/limits.ts';
 import { setPasswordCost } from './domain/passwords.ts';
@@ -39,6 +44,8 @@ import type { HttpDeps } from './http/types.ts';
 import { createBillingHousekeeping, createRetentionSweep, type JobLogger } from './jobs.ts';
 import { SingleFlight } from './lib/single-flight.ts';
 import { type Clock, MINUTE_MS, systemClock } from './lib/time.ts';
+
+type Closers = Array<() => Promise<void>>;
 
 /** Everything the app, the CLI, the jobs and the tests are given, chosen from config here. */
 export interface AppDeps extends HttpDeps {
@@ -76,7 +83,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
   const logger = options.logger;
   setPasswordCost(config.server.passwordHashCost);
   const plans = await loadPlans(config.plansFile);
-  const closers: Array<() => Promise<void>> = [];
+  const closers: Closers = [];
   try {
     const schema = options.databaseSchema ?? config.data.databaseSchema;
     const database = connectDatabase({
@@ -90,46 +97,14 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     const storage = await createStorage(config.storage);
     closers.push(() => storage.close());
 
-    // Scale-out (ARCHITECTURE.md): with Redis, limits, revocations and render locks are
-    // shared through it; on PostgreSQL without Redis the counters live in the database, so
-    // limits stay exact on any number of nodes; the embedded mode keeps them in process.
-    let redis: RedisClients | null = null;
-    if (config.redisUrl) {
-      const clients = connectRedis(config.redisUrl);
-      redis = clients;
-      closers.push(() => clients.close());
-      if (!(await clients.ready(5_000))) {
-        logger?.warn({}, 'Redis is not reachable yet; limits answer 503 until it is');
-      }
-    }
-    const prefix = config.redisPrefix;
-    const dbCounters =
-      !redis && database.dialect === 'postgres' ? createPostgresCounters(database.db) : null;
-    const counters: CounterFactory = redis
-      ? createRedisCounters(redis.commands, prefix)
-      : (dbCounters ?? createMemoryCounters());
-    // Revocations reach every node: over Redis, else PostgreSQL LISTEN/NOTIFY; the
-    // in-process bus only serves SQLite, which is one node by construction.
-    const revocations: RevocationBus = redis
-      ? createRedisRevocations(redis.commands, redis.subscriber, prefix)
-      : database.dialect === 'postgres' && config.data.databaseUrl
-        ? createPostgresRevocations({
-            url: config.data.databaseUrl,
-            schema,
-            notify: async (channel, payload) => {
-              await sql`select pg_notify(${channel}, ${payload})`.execute(database.db);
-            },
-            ...(logger ? { logger } : {}),
-          })
-        : createMemoryRevocations();
-    closers.push(() => revocations.close());
-
+    const shared = await chooseSharedState(config, database, schema, logger, closers);
+    const { counters } = shared;
     const ctx: DomainContext & { revocations: RevocationBus } = {
       store: createKyselyStore(database.db, database.dialect),
       clock,
       plans,
       counters,
-      revocations,
+      revocations: shared.revocations,
       loginThrottle: {
         byEmail: counters.create({
           name: 'login-email',
@@ -144,27 +119,8 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       },
     };
 
-    const egress = createEgress({
-      allowlist: config.render.egressAllowlist,
-      selfPorts: [config.server.port],
-      ...(options.resolver ? { resolver: options.resolver } : {}),
-      ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
-    });
     const metrics = new Metrics();
-    const renderer = createBrowserRenderer({
-      policy: egress.pagePolicy,
-      chromium: {
-        ...(config.render.chromePath ? { executablePath: config.render.chromePath } : {}),
-        dataDir: config.data.dir,
-        concurrency: config.render.concurrency,
-        queueSize: config.render.queueSize,
-        maxPageHeight: config.render.maxPageHeight,
-        maxImagePixels: config.render.maxImagePixels,
-        rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
-      },
-      onRefused: () => metrics.refused('ssrf'),
-      ...(logger ? { logger } : {}),
-    });
+    const { guard, renderer } = buildBrowser(config, options, metrics);
     closers.push(() => renderer.close());
     metrics.watchPool(() => renderer.stats());
     if (options.eagerBrowser) await renderer.warm();
@@ -173,11 +129,9 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       ...ctx,
       renderer,
       storage,
-      guard: egress.guard,
+      guard,
       flights: new SingleFlight<FlightResult>(),
-      renderLocks: redis
-        ? createRedisRenderLocks(redis.commands, prefix)
-        : createMemoryRenderLocks(),
+      renderLocks: shared.renderLocks,
       publicUrl: config.server.publicUrl.origin,
       renderTimeoutMs: config.render.timeoutMs,
     };
@@ -191,7 +145,6 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       limit: plans.demo.requests_per_hour ?? 30,
       windowMs: 60 * MINUTE_MS,
     });
-
     const billing = buildBilling(config, ctx, database, logger);
 
     return {
@@ -208,19 +161,18 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
         storage,
         clock,
         runExclusive: createExclusiveRunner(database),
-        counters: dbCounters,
+        counters: shared.dbCounters,
         metrics,
         ...(logger ? { logger } : {}),
       }),
       billing: {
-        ctx: billing.ctx,
-        local: billing.local,
+        ...billing,
         settle: createBillingHousekeeping({ store: ctx.store, clock, local: billing.local }),
       },
       readiness: [
         { name: 'database', check: () => database.ping() },
         { name: 'storage', check: () => storage.ping() },
-        ...(redis ? [{ name: 'redis', check: (redis as RedisClients).ping }] : []),
+        ...(shared.redis ? [{ name: 'redis', check: shared.redis.ping }] : []),
         {
           name: 'browser',
           check: async () => {
@@ -236,6 +188,92 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     for (const close of closers.reverse()) await close().catch(() => {});
     throw err;
   }
+}
+
+/** The renderer (Chromium behind the egress proxy) and the submitted-URL guard, one policy. */
+function buildBrowser(
+  config: Config,
+  options: BuildDepsOptions,
+  metrics: Metrics,
+): { guard: TargetGuard; renderer: LazyRenderer } {
+  const logger = options.logger;
+  const egress = createEgress({
+    allowlist: config.render.egressAllowlist,
+    selfPorts: [config.server.port],
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+    ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
+  });
+  const renderer = createBrowserRenderer({
+    policy: egress.pagePolicy,
+    chromium: {
+      ...(config.render.chromePath ? { executablePath: config.render.chromePath } : {}),
+      dataDir: config.data.dir,
+      concurrency: config.render.concurrency,
+      queueSize: config.render.queueSize,
+      maxPageHeight: config.render.maxPageHeight,
+      maxImagePixels: config.render.maxImagePixels,
+      rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
+    },
+    onRefused: () => metrics.refused('ssrf'),
+    ...(logger ? { logger } : {}),
+  });
+  return { guard: egress.guard, renderer };
+}
+
+/**
+ * What nodes share (ARCHITECTURE.md, scale-out): with Redis, limits, revocations and render
+ * locks go through it; on PostgreSQL without Redis the counters live in the database, so
+ * limits stay exact on any number of nodes, and revocations travel over LISTEN/NOTIFY; the
+ * embedded mode (SQLite, one node by construction) keeps all three in process.
+ */
+async function chooseSharedState(
+  config: Config,
+  database: DatabaseHandle,
+  schema: string | undefined,
+  logger: JobLogger | undefined,
+  closers: Closers,
+): Promise<{
+  redis: RedisClients | null;
+  counters: CounterFactory;
+  /** The counters when they live in the database (the sweep prunes them). */
+  dbCounters: PrunableCounters | null;
+  revocations: RevocationBus;
+  renderLocks: RenderLocks;
+}> {
+  const prefix = config.redisPrefix;
+  let redis: RedisClients | null = null;
+  if (config.redisUrl) {
+    const clients = connectRedis(config.redisUrl);
+    redis = clients;
+    closers.push(() => clients.close());
+    if (!(await clients.ready(5_000))) {
+      logger?.warn({}, 'Redis is not reachable yet; limits answer 503 until it is');
+    }
+  }
+  const dbCounters =
+    !redis && database.dialect === 'postgres' ? createPostgresCounters(database.db) : null;
+  const revocations: RevocationBus = redis
+    ? createRedisRevocations(redis.commands, redis.subscriber, prefix)
+    : database.dialect === 'postgres' && config.data.databaseUrl
+      ? createPostgresRevocations({
+          url: config.data.databaseUrl,
+          schema,
+          notify: async (channel, payload) => {
+            await sql`select pg_notify(${channel}, ${payload})`.execute(database.db);
+          },
+          ...(logger ? { logger } : {}),
+        })
+      : createMemoryRevocations();
+  closers.push(() => revocations.close());
+  return {
+    redis,
+    counters: redis
+      ? createRedisCounters(redis.commands, prefix)
+      : (dbCounters ?? createMemoryCounters()),
+    dbCounters,
+    revocations,
+    renderLocks: redis ? createRedisRenderLocks(redis.commands, prefix) : createMemoryRenderLocks(),
+  };
 }
 
 /** The payment provider config names: Stripe, or the built-in local one. */
