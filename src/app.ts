@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyServerOptions } from 'fastify';
-import type { AppDeps } from './deps.ts';
 import { BOUNDS } from './domain/bounds.ts';
 import { AppError } from './domain/errors.ts';
+import { apiKeyHook } from './http/auth.ts';
+import { sessionCookiePolicy } from './http/cookie-policy.ts';
 import { registerCors } from './http/cors.ts';
 import { registerDocs } from './http/docs.ts';
 import { registerErrorHandling, sendAppError } from './http/error-handler.ts';
 import { registerMetrics } from './http/metrics.ts';
+import { RateLimits } from './http/rate-limit.ts';
 import { registerAccountScreenshots } from './http/routes/account-screenshots.ts';
 import { registerAccountUsage } from './http/routes/account-usage.ts';
 import { registerBillingCheckout } from './http/routes/billing-checkout.ts';
@@ -32,7 +34,7 @@ import { registerMe } from './http/routes/me.ts';
 import { registerServeImage } from './http/routes/serve-image.ts';
 import { registerSignUp } from './http/routes/sign-up.ts';
 import { ErrorBody } from './http/schemas.ts';
-import type { App } from './http/types.ts';
+import type { App, HttpDeps, RouteDeps } from './http/types.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerWeb } from './http/web.ts';
 
@@ -55,8 +57,15 @@ export const LOG_REDACT = [
   'key',
 ];
 
-export async function buildApp(deps: AppDeps, options: BuildAppOptions = {}): Promise<App> {
-  const { server } = deps.config;
+export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}): Promise<App> {
+  const { server } = services.config;
+  const deps: RouteDeps = {
+    ...services,
+    apiKeyHook: apiKeyHook(services.ctx),
+    rateLimits: new RateLimits(services.ctx),
+    sessionCookie: sessionCookiePolicy(server.publicUrl, server.dashboardOrigins),
+    dashboardOrigins: new Set([...server.dashboardOrigins, server.publicUrl.origin]),
+  };
   const fastifyOptions: FastifyServerOptions = {
     logger: {
       level: server.logLevel,

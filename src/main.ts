@@ -3,8 +3,9 @@ import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config/config.ts';
 import { buildDeps } from './deps.ts';
 import { PlansFileError } from './domain/plans.ts';
+import { startBackgroundJobs } from './jobs.ts';
 
-/** load config -> build dependencies -> build app -> listen; graceful shutdown. */
+/** load config -> build dependencies -> build app -> start the jobs -> listen; graceful shutdown. */
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -37,6 +38,10 @@ async function main(): Promise<void> {
 
   const app = await buildApp(deps);
   log = app.log;
+  const jobs = startBackgroundJobs(
+    { sweep: deps.sweep, settleBilling: deps.billing.settle },
+    { sweepIntervalMs: config.data.sweepIntervalMs, logger },
+  );
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -49,6 +54,7 @@ async function main(): Promise<void> {
     force.unref();
     try {
       await app.close();
+      jobs.stop();
       await deps.close();
       process.exit(0);
     } catch (err) {

@@ -1,9 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
-import type { Metrics } from '../adapters/metrics/metrics.ts';
 import { AppError, isAppError } from '../domain/errors.ts';
-import type { App } from './types.ts';
+import type { App, HttpMetrics } from './types.ts';
 
 const isLoopback = (ip: string | undefined): boolean => {
   if (ip === undefined) return false;
@@ -33,7 +32,7 @@ function mayReadMetrics(request: FastifyRequest, token: string | undefined): boo
 /** Request, capture and refusal metrics, and GET /metrics in Prometheus' text format. */
 export function registerMetrics(
   app: App,
-  metrics: Metrics,
+  metrics: HttpMetrics,
   access: { token: string | undefined },
 ): void {
   app.addHook('onError', async (request, _reply, err) => {

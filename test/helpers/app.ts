@@ -99,7 +99,6 @@ export async function startApp(options: StartAppOptions): Promise<TestApp> {
     ...(options.resolver ? { resolver: options.resolver } : {}),
     ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
     ...(schema ? { databaseSchema: schema } : {}),
-    sweeper: false,
     logger: {
       info: (obj, msg) => log?.info(obj, msg),
       warn: (obj, msg) => log?.warn(obj, msg),

@@ -3,9 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { migrateToLatest } from '../../migrations/index.ts';
 import { connectDatabase, type DatabaseHandle } from '../../src/adapters/db/connect.ts';
-import { memoryCounters } from '../../src/adapters/limits/memory.ts';
-import { postgresCounters } from '../../src/adapters/limits/postgres.ts';
-import { redisCounters } from '../../src/adapters/limits/redis.ts';
+import { createMemoryCounters } from '../../src/adapters/limits/memory.ts';
+import { createPostgresCounters } from '../../src/adapters/limits/postgres.ts';
+import { createRedisCounters } from '../../src/adapters/limits/redis.ts';
 import { connectRedis, type RedisClients } from '../../src/adapters/redis/connect.ts';
 import { isAppError } from '../../src/domain/errors.ts';
 import type { CounterFactory } from '../../src/domain/limits.ts';
@@ -70,7 +70,7 @@ function counterContract(make: () => CounterFactory) {
 }
 
 describe('memory counters (one node)', () => {
-  counterContract(() => memoryCounters());
+  counterContract(() => createMemoryCounters());
 });
 
 describe('PostgreSQL counters (several nodes, no Redis)', async () => {
@@ -94,10 +94,10 @@ describe('PostgreSQL counters (several nodes, no Redis)', async () => {
     await database.close();
     await withPg((c) => c.query(`DROP SCHEMA ${schema} CASCADE`));
   });
-  counterContract(() => postgresCounters(database.db));
+  counterContract(() => createPostgresCounters(database.db));
 
   it('prunes ended windows', async () => {
-    const counters = postgresCounters(database.db);
+    const counters = createPostgresCounters(database.db);
     await counters.create({ name: 'p', limit: 5, windowMs: 60_000 }).take('k');
     assert.equal(await counters.prune(Date.now()), 0);
     assert.ok((await counters.prune(Date.now() + 61_000)) >= 1);
@@ -121,12 +121,12 @@ describe('Redis counters', async () => {
     if (keys.length > 0) await redis.commands.del(...keys);
     await redis.close();
   });
-  counterContract(() => redisCounters(redis.commands, prefix));
+  counterContract(() => createRedisCounters(redis.commands, prefix));
 
   it('fails closed, at once, with 503 and Retry-After when Redis cannot answer', async () => {
     const dead = connectRedis(new URL(`redis://127.0.0.1:${await freePort()}`));
     try {
-      const counter = redisCounters(dead.commands, prefix).create({
+      const counter = createRedisCounters(dead.commands, prefix).create({
         name: 'x',
         limit: 5,
         windowMs: 60_000,

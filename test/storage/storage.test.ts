@@ -7,10 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { createDiskStorage } from '../../src/adapters/storage/disk-storage.ts';
+import { isValidImageKey } from '../../src/adapters/storage/image-keys.ts';
 import { createStorage } from '../../src/adapters/storage/index.ts';
 import { createS3Storage, type S3Options } from '../../src/adapters/storage/s3-storage.ts';
-import { type ImageStorage, isValidImageKey } from '../../src/adapters/storage/storage.ts';
 import { isAppError } from '../../src/domain/errors.ts';
+import type { ImageStorage } from '../../src/domain/image-storage.ts';
 
 const HOST = '127.0.0.1';
 const BUCKET = 'shots-test';

@@ -10,10 +10,14 @@
  * renewals.ts (period ends) and events.ts (the Stripe-shaped events it raises).
  */
 import { randomBytes } from 'node:crypto';
+import {
+  type BillingProvider,
+  LOCAL_BILLING_PATH,
+  type LocalBillingPages,
+} from '../../domain/billing/ports.ts';
 import { randomBase62 } from '../../lib/crypto.ts';
 import type { Clock } from '../../lib/time.ts';
 import { createLocalEvents } from './local/events.ts';
-import { LOCAL_BILLING_PATH } from './local/page-html.ts';
 import {
   abandonCheckout,
   completeCheckout,
@@ -21,36 +25,15 @@ import {
   viewCheckout,
   viewPortal,
 } from './local/pages.ts';
-import type {
-  LocalBillingStore,
-  LocalCheckoutView,
-  LocalContext,
-  LocalPortalView,
-} from './local/records.ts';
+import type { LocalBillingStore, LocalContext } from './local/records.ts';
 import { settleDue } from './local/renewals.ts';
 import { openCheckout, openPortal } from './local/sessions.ts';
-import type { BillingProvider } from './provider.ts';
 import { parseSignedEvent } from './stripe-events.ts';
 
-export { checkoutPageHtml, LOCAL_BILLING_PATH, portalPageHtml } from './local/page-html.ts';
-export type {
-  LocalBillingStore,
-  LocalCheckoutView,
-  LocalPortalView,
-  LocalSession,
-  LocalSubscription,
-} from './local/records.ts';
+export type { LocalBillingStore, LocalSession, LocalSubscription } from './local/records.ts';
 
-export interface LocalBilling extends BillingProvider {
+export interface LocalBilling extends BillingProvider, LocalBillingPages {
   readonly name: 'local';
-  /** Null when there is no such checkout (or the id is not one). */
-  viewCheckout(id: string): Promise<LocalCheckoutView | null>;
-  /** Pays: the subscription starts and its events are delivered. The URL to go to next. */
-  completeCheckout(id: string): Promise<string>;
-  /** Abandons the checkout; the URL to go to next. Changes nothing else. */
-  abandonCheckout(id: string): Promise<string>;
-  viewPortal(id: string): Promise<LocalPortalView | null>;
-  setCancelAtPeriodEnd(portalId: string, cancel: boolean): Promise<void>;
   /** Renews subscriptions whose period ended, or ends those set to cancel; how many moved. */
   settleDue(): Promise<number>;
 }

@@ -5,9 +5,10 @@ import { BOUNDS } from '../../domain/bounds.ts';
  * Webhook signatures in Stripe's scheme, shared by the Stripe and the local provider: the
  * header `Stripe-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.body">[,v1=...]`.
  * Several v1 entries appear while Stripe rotates a signing secret, and several configured
- * secrets cover our side of a rotation; one match of any pair is enough.
+ * secrets cover our side of a rotation; one match of any pair is enough. The header's name is
+ * WEBHOOK_SIGNATURE_HEADER (domain/billing/ports.ts).
  */
-export const SIGNATURE_HEADER = 'stripe-signature';
+
 /** How far the signed timestamp may be from our clock, either way. */
 export const WEBHOOK_TOLERANCE_SECONDS = BOUNDS.billing.webhookToleranceSeconds;
 

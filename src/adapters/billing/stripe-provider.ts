@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import Stripe from 'stripe';
+import type { BillingProvider } from '../../domain/billing/ports.ts';
 import { AppError } from '../../domain/errors.ts';
-import type { BillingProvider } from './provider.ts';
 import { parseSignedEvent } from './stripe-events.ts';
 
 export interface StripeBillingOptions {

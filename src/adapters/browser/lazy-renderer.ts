@@ -17,10 +17,16 @@ export interface LazyRendererOptions {
  * Chromium binary, say) is retried in the background with backoff; meanwhile captures answer
  * 503 `overloaded` with Retry-After, never 500 (docs/security.md, "No browser, no 500").
  */
-export function lazyRenderer(
+export interface LazyRenderer extends Renderer {
+  /** Starts the real renderer now (it is otherwise started by the first render). */
+  warm(): Promise<Renderer>;
+  started(): boolean;
+}
+
+export function createLazyRenderer(
   options: LazyRendererOptions,
   start: () => Promise<Renderer>,
-): Renderer & { warm(): Promise<Renderer>; started(): boolean } {
+): LazyRenderer {
   let starting: Promise<Renderer> | undefined;
   let renderer: Renderer | undefined;
   let failures = 0;

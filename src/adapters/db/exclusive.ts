@@ -14,7 +14,7 @@ export type RunExclusive = <T>(
  * includes the schema, so deployments (or test runs) sharing a server do not contend.
  * SQLite is one node by construction and needs none.
  */
-export function exclusiveRunner(database: DatabaseHandle): RunExclusive {
+export function createExclusiveRunner(database: DatabaseHandle): RunExclusive {
   if (database.dialect === 'sqlite') {
     return async (_name, fn) => ({ ran: true, value: await fn() });
   }

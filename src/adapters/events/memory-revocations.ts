@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { RevocationBus } from '../../domain/revocations.ts';
 
-export function memoryRevocations(): RevocationBus {
+export function createMemoryRevocations(): RevocationBus {
   const emitter = new EventEmitter();
   emitter.setMaxListeners(0);
   return {

@@ -22,7 +22,7 @@ export interface PostgresRevocationsOptions {
  * reopened with backoff and LISTENs again. A notification sent while it was down is lost:
  * the capture's own check of the key row before it answers covers that gap.
  */
-export function postgresRevocations(options: PostgresRevocationsOptions): RevocationBus {
+export function createPostgresRevocations(options: PostgresRevocationsOptions): RevocationBus {
   const scope = options.schema ?? 'public';
   const listeners = new Set<(keyId: number) => void>();
   const deliver = (keyId: number) => {

@@ -6,7 +6,7 @@ import type { RevocationBus } from '../../domain/revocations.ts';
  * once. A message lost while Redis is down is covered by the capture's own re-check of the
  * key row before it answers.
  */
-export function redisRevocations(
+export function createRedisRevocations(
   publisher: Redis,
   subscriber: Redis,
   prefix = 'shotsmith:',

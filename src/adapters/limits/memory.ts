@@ -3,7 +3,7 @@ import type { CounterFactory } from '../../domain/limits.ts';
 import { rlfCounter } from './rlf-counter.ts';
 
 /** In-process counters: exact on one node, the embedded default. */
-export function memoryCounters(): CounterFactory {
+export function createMemoryCounters(): CounterFactory {
   return {
     create({ name, limit, windowMs }) {
       const limiter = new RateLimiterMemory({

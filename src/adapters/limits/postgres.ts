@@ -18,7 +18,7 @@ interface Row {
  * limit is exact across any number of nodes; a refused request takes no point. Slower
  * than Redis (a row write per request), exact all the same.
  */
-export function postgresCounters(db: Kysely<Database>): PrunableCounters {
+export function createPostgresCounters(db: Kysely<Database>): PrunableCounters {
   const run = async (text: string, params: unknown[]): Promise<Row[]> =>
     (await db.executeQuery<Row>(CompiledQuery.raw(text, params))).rows;
   const toState = (row: Row | undefined, now: number, windowMs: number): WindowState =>

@@ -9,7 +9,7 @@ import { rlfCounter } from './rlf-counter.ts';
  * Redis cannot answer, a limit is never silently lifted: the request gets 503 with
  * Retry-After, and service resumes by itself once Redis is back.
  */
-export function redisCounters(client: Redis, prefix = 'shotsmith:'): CounterFactory {
+export function createRedisCounters(client: Redis, prefix = 'shotsmith:'): CounterFactory {
   return {
     create({ name, limit, windowMs }) {
       const limiter = new RateLimiterRedis({

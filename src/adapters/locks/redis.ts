@@ -12,7 +12,7 @@ return 0`;
  * Render locks shared by every node: `SET key token NX PX ttl`. The expiry bounds how long
  * a node that died mid-render can hold a key; the others then render it themselves.
  */
-export function redisRenderLocks(client: Redis, prefix = 'shotsmith:'): RenderLocks {
+export function createRedisRenderLocks(client: Redis, prefix = 'shotsmith:'): RenderLocks {
   const lockKey = (key: string) => `${prefix}render:${key}`;
   return {
     async acquire(key, ttlMs) {

@@ -3,13 +3,8 @@ import { constants } from 'node:fs';
 import { mkdir, open, rename, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.ts';
-import {
-  assertValidImageKey,
-  assertValidPut,
-  contentTypeForKey,
-  type ImageStorage,
-  type StoredImage,
-} from './storage.ts';
+import type { ImageStorage, StoredImage } from '../../domain/image-storage.ts';
+import { assertValidImageKey, assertValidPut, contentTypeForKey } from './image-keys.ts';
 
 export interface DiskStorageOptions {
   dir: string;

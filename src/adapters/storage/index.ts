@@ -1,11 +1,9 @@
+import type { ImageStorage } from '../../domain/image-storage.ts';
 import { createDiskStorage } from './disk-storage.ts';
 import { createS3Storage, type S3Options } from './s3-storage.ts';
-import type { ImageStorage } from './storage.ts';
 
 export type { DiskStorageOptions } from './disk-storage.ts';
 export type { S3Options } from './s3-storage.ts';
-export type { ImageStorage, StoredImage } from './storage.ts';
-export { isValidImageKey } from './storage.ts';
 
 export type StorageConfig = { kind: 'disk'; dir: string } | ({ kind: 's3' } & S3Options);
 

@@ -7,13 +7,8 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { AppError } from '../../domain/errors.ts';
-import {
-  assertValidImageKey,
-  assertValidPut,
-  contentTypeForKey,
-  type ImageStorage,
-  type StoredImage,
-} from './storage.ts';
+import type { ImageStorage, StoredImage } from '../../domain/image-storage.ts';
+import { assertValidImageKey, assertValidPut, contentTypeForKey } from './image-keys.ts';
 
 export interface S3Options {
   bucket: string;

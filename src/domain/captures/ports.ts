@@ -1,8 +1,8 @@
 import type { Renderer } from '../../adapters/browser/types.ts';
-import type { ImageStorage } from '../../adapters/storage/storage.ts';
 import type { SingleFlight } from '../../lib/single-flight.ts';
 import { BOUNDS } from '../bounds.ts';
 import type { DomainContext } from '../context.ts';
+import type { ImageStorage } from '../image-storage.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
 

@@ -1,5 +1,5 @@
-import type { ImageStorage } from '../../adapters/storage/storage.ts';
 import type { Clock } from '../../lib/time.ts';
+import type { ImageStorage } from '../image-storage.ts';
 import type { Store } from '../store.ts';
 
 /**

@@ -1,17 +1,16 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { BOUNDS } from '../../domain/bounds.ts';
 import { deleteScreenshot } from '../../domain/captures/delete-screenshot.ts';
 import { listScreenshots } from '../../domain/captures/list-screenshots.ts';
 import { AppError } from '../../domain/errors.ts';
 import { requireAccount, sessionHook } from '../auth.ts';
 import { errorResponses, SuccessBody } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { parseId } from './key-schemas.ts';
 import { ScreenshotItem, screenshotItem } from './screenshot-schemas.ts';
 
 /** The dashboard's screenshot history: the same records as GET /v1/screenshots, by session. */
-export function registerAccountScreenshots(app: App, deps: AppDeps): void {
+export function registerAccountScreenshots(app: App, deps: RouteDeps): void {
   app.get(
     '/v1/account/screenshots',
     {

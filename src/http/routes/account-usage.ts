@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { dayBounds, monthBounds } from '../../lib/time.ts';
 import { requireAccount, sessionHook } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { UsageBody, usageBody } from './get-usage.ts';
 
 /** The dashboard's usage view: key-independent, with captures per day this period. */
-export function registerAccountUsage(app: App, deps: AppDeps): void {
+export function registerAccountUsage(app: App, deps: RouteDeps): void {
   app.get(
     '/v1/account/usage',
     {

@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { startCheckout } from '../../domain/billing/start-checkout.ts';
 import { requireAccount, sessionHook } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
 export const UrlBody = Type.Object({ url: Type.String({ format: 'uri' }) });
 
-export function registerBillingCheckout(app: App, deps: AppDeps): void {
+export function registerBillingCheckout(app: App, deps: RouteDeps): void {
   app.post(
     '/v1/billing/checkout',
     {

@@ -1,12 +1,11 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { openPortal } from '../../domain/billing/open-portal.ts';
 import { requireAccount, sessionHook } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { UrlBody } from './billing-checkout.ts';
 
-export function registerBillingPortal(app: App, deps: AppDeps): void {
+export function registerBillingPortal(app: App, deps: RouteDeps): void {
   app.post(
     '/v1/billing/portal',
     {

@@ -1,11 +1,10 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { getSubscription } from '../../domain/billing/get-subscription.ts';
 import { SUBSCRIPTION_STATUSES } from '../../domain/billing/subscription-state.ts';
 import { toIso } from '../../lib/time.ts';
 import { requireAccount, sessionHook } from '../auth.ts';
 import { errorResponses, IsoDateTime } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
 export const SubscriptionBody = Type.Object({
   plan: Type.String({ description: 'The plan in force (free or pro).' }),
@@ -21,7 +20,7 @@ export const SubscriptionBody = Type.Object({
   cancel_at_period_end: Type.Boolean(),
 });
 
-export function registerBillingSubscription(app: App, deps: AppDeps): void {
+export function registerBillingSubscription(app: App, deps: RouteDeps): void {
   app.get(
     '/v1/billing/subscription',
     {

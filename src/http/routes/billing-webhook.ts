@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
-import { SIGNATURE_HEADER } from '../../adapters/billing/signature.ts';
-import type { AppDeps } from '../../deps.ts';
+import { WEBHOOK_SIGNATURE_HEADER } from '../../domain/billing/ports.ts';
 import { receiveWebhook } from '../../domain/billing/receive-webhook.ts';
 import { BOUNDS } from '../../domain/bounds.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
 /** Provider events can be larger than API requests (an invoice with many lines). */
 export const WEBHOOK_BODY_LIMIT_BYTES = BOUNDS.http.webhookBodyBytes;
@@ -14,7 +13,7 @@ export const WEBHOOK_BODY_LIMIT_BYTES = BOUNDS.http.webhookBodyBytes;
  * the exact bytes sent, so this route (in its own scope) keeps the body as text instead of
  * parsing it; verification and the rest happen in the domain.
  */
-export function registerBillingWebhook(app: App, deps: AppDeps): void {
+export function registerBillingWebhook(app: App, deps: RouteDeps): void {
   app.register(async (scope) => {
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser(
@@ -49,7 +48,7 @@ export function registerBillingWebhook(app: App, deps: AppDeps): void {
         },
       },
       async (request) => {
-        const header = request.headers[SIGNATURE_HEADER];
+        const header = request.headers[WEBHOOK_SIGNATURE_HEADER];
         const { event, outcome } = await receiveWebhook(deps.billing.ctx, {
           payload: typeof request.body === 'string' ? request.body : '',
           signature: typeof header === 'string' ? header : undefined,

@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { BOUNDS } from '../../domain/bounds.ts';
 import { createKey } from '../../domain/keys/create-key.ts';
 import { requireAccount, sessionHook } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { KeyItem, keyItem } from './key-schemas.ts';
 
-export function registerCreateKey(app: App, deps: AppDeps): void {
+export function registerCreateKey(app: App, deps: RouteDeps): void {
   app.post(
     '/v1/keys',
     {

@@ -1,15 +1,14 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import type { CaptureInput } from '../../domain/captures/capture-options.ts';
 import { captureScreenshot } from '../../domain/captures/capture-screenshot.ts';
 import { imageUrl } from '../../domain/captures/ports.ts';
 import { toIso } from '../../lib/time.ts';
 import { requireApiKey } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { CaptureRequest, CaptureResult } from './screenshot-schemas.ts';
 
-export function registerCreateScreenshot(app: App, deps: AppDeps): void {
+export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
   app.post(
     '/v1/screenshots',
     {

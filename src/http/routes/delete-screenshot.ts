@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { deleteScreenshot } from '../../domain/captures/delete-screenshot.ts';
 import { AppError } from '../../domain/errors.ts';
 import { requireApiKey } from '../auth.ts';
 import { errorResponses, SuccessBody } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { parseId } from './key-schemas.ts';
 
-export function registerDeleteScreenshot(app: App, deps: AppDeps): void {
+export function registerDeleteScreenshot(app: App, deps: RouteDeps): void {
   app.delete(
     '/v1/screenshots/:id',
     {

@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { countDemoRequest } from '../../domain/captures/count-demo-request.ts';
 import { demoCapture } from '../../domain/captures/demo-capture.ts';
 import { imageUrl } from '../../domain/captures/ports.ts';
 import { toIso } from '../../lib/time.ts';
 import { errorResponses, IsoDateTime } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
-export function registerDemoScreenshot(app: App, deps: AppDeps): void {
+export function registerDemoScreenshot(app: App, deps: RouteDeps): void {
   app.post(
     '/demo/screenshot',
     {

@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { getUsage } from '../../domain/quota/get-usage.ts';
 import { toIso } from '../../lib/time.ts';
 import { requireApiKey } from '../auth.ts';
 import { errorResponses, IsoDateTime } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
 export const UsageBody = Type.Object({
   plan: Type.String(),
@@ -20,7 +19,7 @@ export const UsageBody = Type.Object({
   }),
 });
 
-export function registerGetUsage(app: App, deps: AppDeps): void {
+export function registerGetUsage(app: App, deps: RouteDeps): void {
   app.get(
     '/v1/usage',
     {
@@ -39,7 +38,7 @@ export function registerGetUsage(app: App, deps: AppDeps): void {
   );
 }
 
-export async function usageBody(deps: AppDeps, user: Parameters<typeof getUsage>[1]['user']) {
+export async function usageBody(deps: RouteDeps, user: Parameters<typeof getUsage>[1]['user']) {
   const usage = await getUsage(deps.ctx, { user });
   const counter = deps.rateLimits.captureCounter(user.plan);
   const rate = counter ? await counter.peek(String(user.id)) : null;

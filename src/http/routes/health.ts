@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
 const Health = Type.Object({
   status: Type.String({ enum: ['ok', 'unavailable'] }),
   checks: Type.Optional(Type.Record(Type.String(), Type.String())),
 });
 
-export function registerHealth(app: App, deps: AppDeps): void {
+export function registerHealth(app: App, deps: RouteDeps): void {
   app.get(
     '/healthz',
     {

@@ -1,12 +1,11 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { listKeys } from '../../domain/keys/list-keys.ts';
 import { requireAccount, sessionHook } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { KeyItem, keyItem } from './key-schemas.ts';
 
-export function registerListKeys(app: App, deps: AppDeps): void {
+export function registerListKeys(app: App, deps: RouteDeps): void {
   app.get(
     '/v1/keys',
     {

@@ -1,7 +1,6 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { PLAN_NAMES } from '../../domain/plans.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
 const PlanItem = Type.Object({
   name: Type.String(),
@@ -21,7 +20,7 @@ const PlanItem = Type.Object({
 });
 
 /** The plan table as data, for the pricing table and for clients that adapt to limits. */
-export function registerListPlans(app: App, deps: AppDeps): void {
+export function registerListPlans(app: App, deps: RouteDeps): void {
   app.get(
     '/v1/plans',
     {

@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { BOUNDS } from '../../domain/bounds.ts';
 import { listScreenshots } from '../../domain/captures/list-screenshots.ts';
 import { requireApiKey } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { ScreenshotItem, screenshotItem } from './screenshot-schemas.ts';
 
-export function registerListScreenshots(app: App, deps: AppDeps): void {
+export function registerListScreenshots(app: App, deps: RouteDeps): void {
   app.get(
     '/v1/screenshots',
     {

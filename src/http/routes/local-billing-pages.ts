@@ -1,15 +1,11 @@
 import { parse as parseForm } from 'node:querystring';
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
-import {
-  checkoutPageHtml,
-  LOCAL_BILLING_PATH,
-  portalPageHtml,
-} from '../../adapters/billing/local-provider.ts';
-import type { AppDeps } from '../../deps.ts';
+import { LOCAL_BILLING_PATH } from '../../domain/billing/ports.ts';
 import { BOUNDS } from '../../domain/bounds.ts';
 import { AppError } from '../../domain/errors.ts';
-import type { App } from '../types.ts';
+import { checkoutPageHtml, portalPageHtml } from '../local-billing-html.ts';
+import type { App, RouteDeps } from '../types.ts';
 
 /**
  * The local billing provider's checkout and portal pages (registered only when it is the
@@ -17,7 +13,7 @@ import type { App } from '../types.ts';
  * adapter directly rather than to a domain use case. The unguessable id in the path is the
  * capability: no cookie, and the POSTs take an empty body, JSON or a form.
  */
-export function registerLocalBillingPages(app: App, deps: AppDeps): void {
+export function registerLocalBillingPages(app: App, deps: RouteDeps): void {
   const local = deps.billing.local;
   if (!local) return;
   const dashboard = new URL(deps.billing.ctx.returnUrls.success).origin;

@@ -1,11 +1,10 @@
-import type { AppDeps } from '../../deps.ts';
 import { logIn } from '../../domain/accounts/log-in.ts';
 import { assertSameSite, setSessionCookie } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { Credentials, UserBody, userBody } from './account-schemas.ts';
 
-export function registerLogIn(app: App, deps: AppDeps): void {
+export function registerLogIn(app: App, deps: RouteDeps): void {
   app.post(
     '/v1/auth/login',
     {

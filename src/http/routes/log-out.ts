@@ -1,10 +1,9 @@
-import type { AppDeps } from '../../deps.ts';
 import { logOut } from '../../domain/accounts/log-out.ts';
 import { clearSessionCookie, SESSION_COOKIE, sessionHook } from '../auth.ts';
 import { errorResponses, SuccessBody } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
-export function registerLogOut(app: App, deps: AppDeps): void {
+export function registerLogOut(app: App, deps: RouteDeps): void {
   app.post(
     '/v1/auth/logout',
     {

@@ -1,10 +1,9 @@
-import type { AppDeps } from '../../deps.ts';
 import { requireAccount, sessionHook } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { UserBody, userBody } from './account-schemas.ts';
 
-export function registerMe(app: App, deps: AppDeps): void {
+export function registerMe(app: App, deps: RouteDeps): void {
   app.get(
     '/v1/auth/me',
     {

@@ -1,9 +1,8 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { contentTypeForExt } from '../../domain/captures/render-and-store.ts';
 import { AppError } from '../../domain/errors.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 
 const FILE = /^([A-Za-z0-9_-]{22})\.(png|jpg|webp)$/;
 
@@ -11,7 +10,7 @@ const FILE = /^([A-Za-z0-9_-]{22})\.(png|jpg|webp)$/;
  * Hosted images. The record decides: expired, purged or deleted answers 404 even if the
  * bytes still linger in storage; caching headers end at `expires_at`.
  */
-export function registerServeImage(app: App, deps: AppDeps): void {
+export function registerServeImage(app: App, deps: RouteDeps): void {
   app.get(
     '/images/:file',
     {

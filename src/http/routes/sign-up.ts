@@ -1,13 +1,12 @@
 import { Type } from 'typebox';
-import type { AppDeps } from '../../deps.ts';
 import { signUp } from '../../domain/accounts/sign-up.ts';
 import { BOUNDS } from '../../domain/bounds.ts';
 import { assertSameSite, setSessionCookie } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
-import type { App } from '../types.ts';
+import type { App, RouteDeps } from '../types.ts';
 import { UserBody, userBody } from './account-schemas.ts';
 
-export function registerSignUp(app: App, deps: AppDeps): void {
+export function registerSignUp(app: App, deps: RouteDeps): void {
   app.post(
     '/v1/auth/signup',
     {

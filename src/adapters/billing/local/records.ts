@@ -71,16 +71,7 @@ export interface LocalBillingStore {
   ): Promise<boolean>;
 }
 
-export interface LocalCheckoutView {
-  status: 'open' | 'complete' | 'expired';
-  priceCents: number;
-  cancelUrl: string | null;
-}
-
-export interface LocalPortalView {
-  subscription: Pick<LocalSubscription, 'status' | 'currentPeriodEnd' | 'cancelAtPeriodEnd'> | null;
-  returnUrl: string;
-}
+export type { LocalCheckoutView, LocalPortalView } from '../../../domain/billing/ports.ts';
 
 /** What the parts of one local provider share, handed to each explicitly. */
 export interface LocalContext {

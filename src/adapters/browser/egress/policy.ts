@@ -23,7 +23,8 @@ export interface EgressPolicy {
   selfPorts: readonly number[];
   /**
    * A name's addresses, the lookup counted against `client` (`user:<id>`, `demo:<ip>`, or the
-   * proxy's own). deps.ts wires a DnsCache; default: a process-wide one on the system resolver.
+   * proxy's own). createEgress (guard.ts) wires a DnsCache; default: a process-wide one on the
+   * system resolver.
    */
   resolve?: (hostname: string, client: string) => Promise<string[]>;
   /**

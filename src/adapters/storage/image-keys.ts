@@ -1,23 +1,6 @@
 import { AppError } from '../../domain/errors.ts';
 
-export interface StoredImage {
-  body: Buffer;
-  contentType: string;
-  size: number;
-}
-
-export interface ImageStorage {
-  readonly kind: 'disk' | 's3';
-  /** Stores bytes under key (e.g. `ab12...ef.png`); overwrites. */
-  put(key: string, body: Buffer, meta: { contentType: string; expiresAt: Date }): Promise<void>;
-  /** null when absent. */
-  get(key: string): Promise<StoredImage | null>;
-  /** Idempotent: deleting a missing key is fine. */
-  delete(key: string): Promise<void>;
-  /** Throws AppError('storage_error') when the backend is not usable (readiness probe). */
-  ping(): Promise<void>;
-  close(): Promise<void>;
-}
+/** Image keys and the checks both storage backends share (the port is domain/image-storage.ts). */
 
 const IMAGE_KEY = /^[A-Za-z0-9_-]{16,128}\.(png|jpeg|jpg|webp)$/;
 

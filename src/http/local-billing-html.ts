@@ -3,10 +3,11 @@
  * (src/http/routes/local-billing-pages.ts serves them with their headers). Forms post back to
  * the same paths; the unguessable id in the path is the capability.
  */
-import type { LocalCheckoutView, LocalPortalView } from './records.ts';
-
-/** Where the pages live, under the service's origin. */
-export const LOCAL_BILLING_PATH = '/billing/local';
+import {
+  LOCAL_BILLING_PATH,
+  type LocalCheckoutView,
+  type LocalPortalView,
+} from '../domain/billing/ports.ts';
 
 export function checkoutPageHtml(id: string, view: LocalCheckoutView): string {
   return htmlDocument('Checkout', checkoutBody(id, view));

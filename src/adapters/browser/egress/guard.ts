@@ -1,0 +1,61 @@
+/**
+ * The egress checks the service runs, built in one place: one DNS cache for every check, the
+ * submitted-URL guard the capture use case calls (bounded per client), and the policy the
+ * proxy and the navigation checks apply to pages being rendered (a bound of its own, so pages
+ * cannot starve the checks before a render). docs/egress.md, "DNS".
+ */
+import type { TargetGuard } from '../../../domain/captures/ports.ts';
+import { DNS_LIMITS, DnsCache, LookupBound } from './dns-cache.ts';
+import { addressSet, type EgressPolicy, parseAllowlist } from './policy.ts';
+import { type Resolver, systemResolver } from './resolver.ts';
+import { checkTargetUrl, parseTargetUrl, screenTargetUrl } from './url-check.ts';
+
+export interface EgressOptions {
+  /** `EGRESS_ALLOWLIST`: comma-separated `host:port` entries (see parseAllowlist). */
+  allowlist: string;
+  /** The service's own listening ports. */
+  selfPorts: readonly number[];
+  /** Name resolution (tests: slow, dead or local names, no real DNS). Default: the system's. */
+  resolver?: Resolver;
+  /**
+   * The machine's own interface addresses, refused like loopback unless allowlisted.
+   * Default: os.networkInterfaces(), re-read every few seconds.
+   */
+  interfaceAddresses?: () => Iterable<string>;
+}
+
+export interface Egress {
+  /** The submitted-URL checks of a capture request. */
+  guard: TargetGuard;
+  /** What the egress proxy and the redirect checks apply to pages being rendered. */
+  pagePolicy: EgressPolicy;
+}
+
+export function createEgress(options: EgressOptions): Egress {
+  const dns = new DnsCache({ resolver: options.resolver ?? systemResolver() });
+  const checkLookups = new LookupBound({
+    perClient: DNS_LIMITS.perClient,
+    total: DNS_LIMITS.total,
+  });
+  const pageLookups = new LookupBound({ perClient: DNS_LIMITS.proxy, total: DNS_LIMITS.proxy });
+  const interfaceAddresses = options.interfaceAddresses;
+  const checkPolicy: EgressPolicy = {
+    allowlist: parseAllowlist(options.allowlist),
+    selfPorts: options.selfPorts,
+    resolve: (name, client) => dns.lookup(name, checkLookups, client),
+    ...(interfaceAddresses ? { localAddresses: () => addressSet(interfaceAddresses()) } : {}),
+  };
+  return {
+    guard: {
+      parse: parseTargetUrl,
+      screen: (url) => screenTargetUrl(checkPolicy, url),
+      check: async (url, client) => {
+        await checkTargetUrl(checkPolicy, url, client);
+      },
+    },
+    pagePolicy: {
+      ...checkPolicy,
+      resolve: (name) => dns.lookup(name, pageLookups, 'pages'),
+    },
+  };
+}

@@ -1,0 +1,105 @@
+/**
+ * Background jobs: the retention sweep and billing housekeeping, each a function the
+ * composition root builds (tests call them directly) and a timer main.ts starts.
+ */
+
+import type { RunExclusive } from './adapters/db/exclusive.ts';
+import type { PrunableCounters } from './adapters/limits/postgres.ts';
+import type { Metrics } from './adapters/metrics/metrics.ts';
+import { BILLING_LIMITS } from './domain/billing/ports.ts';
+import { sweepExpired } from './domain/captures/sweep-expired.ts';
+import type { ImageStorage } from './domain/image-storage.ts';
+import type { Store } from './domain/store.ts';
+import { type Clock, MINUTE_MS } from './lib/time.ts';
+
+export interface JobLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface RetentionSweepOptions {
+  store: Store;
+  storage: ImageStorage;
+  clock: Clock;
+  /** One node sweeps at a time (a PostgreSQL advisory lock; SQLite is one node). */
+  runExclusive: RunExclusive;
+  /** Counters kept in the database (PostgreSQL without Redis): old windows are pruned too. */
+  counters: PrunableCounters | null;
+  metrics: Metrics;
+  logger?: JobLogger;
+}
+
+/**
+ * One retention sweep: expired records and their images, old counter windows, expired
+ * sessions. Claiming rows with DELETE ... RETURNING already makes each image's deletion
+ * happen once; the exclusive run keeps nodes from sweeping side by side. How many records
+ * it deleted (0 when another node was sweeping).
+ */
+export function createRetentionSweep(options: RetentionSweepOptions): () => Promise<number> {
+  const { store, storage, clock, metrics, logger } = options;
+  return async () => {
+    const outcome = await options.runExclusive('retention-sweeper', async () => {
+      const swept = await sweepExpired(
+        { store, storage, clock },
+        {
+          onError: (err, key) => logger?.warn({ err, key }, 'could not delete an expired image'),
+        },
+      );
+      await options.counters?.prune(Date.now());
+      await store.sessions.deleteExpired(clock());
+      return swept;
+    });
+    metrics.sweeps.inc({ outcome: outcome.ran ? 'ran' : 'skipped' });
+    if (!outcome.ran) return 0;
+    metrics.sweptImages.inc(outcome.value);
+    return outcome.value;
+  };
+}
+
+/**
+ * Billing housekeeping: the local provider's renewals and period ends (when it is the
+ * provider), and forgetting applied event ids past their retention. How many subscriptions
+ * moved.
+ */
+export function createBillingHousekeeping(options: {
+  store: Store;
+  clock: Clock;
+  local: { settleDue(): Promise<number> } | null;
+}): () => Promise<number> {
+  const { store, clock, local } = options;
+  return async () => {
+    const moved = local ? await local.settleDue() : 0;
+    await store.billing.pruneEvents(clock() - BILLING_LIMITS.eventRetentionMs);
+    return moved;
+  };
+}
+
+export interface BackgroundJobs {
+  stop(): void;
+}
+
+/** Runs the sweep every `sweepIntervalMs` and billing housekeeping every minute until stopped. */
+export function startBackgroundJobs(
+  jobs: { sweep(): Promise<number>; settleBilling(): Promise<number> },
+  options: { sweepIntervalMs: number; logger?: JobLogger },
+): BackgroundJobs {
+  const { logger } = options;
+  const sweeper = setInterval(() => {
+    jobs
+      .sweep()
+      .then((n) => n > 0 && logger?.info({ swept: n }, 'retention sweep'))
+      .catch((err) => logger?.error({ err }, 'retention sweep failed'));
+  }, options.sweepIntervalMs);
+  const billing = setInterval(() => {
+    jobs.settleBilling().catch((err) => logger?.error({ err }, 'billing housekeeping failed'));
+  }, MINUTE_MS);
+  sweeper.unref();
+  billing.unref();
+  return {
+    stop: () => {
+      clearInterval(sweeper);
+      clearInterval(billing);
+    },
+  };
+}

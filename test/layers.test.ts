@@ -1,0 +1,89 @@
+/**
+ * The layering rule (biome.json overrides, `noRestrictedImports`) fails `npm run lint` on a
+ * wrong-way import: each probe is written into its layer's folder, linted, and removed.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIOME = path.join(ROOT, 'node_modules', '.bin', 'biome');
+
+/** Lints `source` as a file in `folder` (under src/); the restricted imports it reports. */
+async function lintAs(folder: string, source: string): Promise<{ ok: boolean; lines: number[] }> {
+  const file = path.join(ROOT, 'src', folder, `layer-probe-${process.pid}.ts`);
+  await writeFile(file, source);
+  try {
+    const run = spawnSync(BIOME, ['lint', '--max-diagnostics=50', file], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    });
+    const output = `${run.stdout}${run.stderr}`;
+    const lines = [
+      ...output.matchAll(/layer-probe-\d+\.ts:(\d+):\d+ lint\/style\/noRestrictedImports/g),
+    ].map((m) => Number(m[1]));
+    return { ok: run.status === 0, lines };
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+describe('layers', () => {
+  it('domain/ imports no adapter, no http/, no composition root and no driver', async () => {
+    const result = await lintAs(
+      'domain',
+      [
+        "import type { DatabaseHandle } from '../adapters/db/connect.ts';",
+        "import type { RouteDeps } from '../http/types.ts';",
+        "import type { AppDeps } from '../deps.ts';",
+        "import type { Kysely } from 'kysely';",
+        "import type { FastifyRequest } from 'fastify';",
+        "import type { S3Client } from '@aws-sdk/client-s3';",
+        "export { createStorage } from '../adapters/storage/index.ts';",
+        "export const load = () => import('../adapters/db/kysely-store.ts');",
+        'export type Probe = [DatabaseHandle, RouteDeps, AppDeps, Kysely<never>, FastifyRequest, S3Client];',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.lines, [1, 2, 3, 4, 5, 6, 7, 8]);
+  });
+
+  it('http/ imports no adapter and not the composition root', async () => {
+    const result = await lintAs(
+      'http',
+      [
+        "import type { Metrics } from '../adapters/metrics/metrics.ts';",
+        "import type { AppDeps } from '../deps.ts';",
+        'export type Probe = [Metrics, AppDeps];',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.lines, [1, 2]);
+  });
+
+  it('adapters/ import no http/', async () => {
+    const result = await lintAs(
+      'adapters',
+      ["import type { App } from '../http/types.ts';", 'export type Probe = App;', ''].join('\n'),
+    );
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.lines, [1]);
+  });
+
+  it('the right way round passes: http -> domain -> ports', async () => {
+    const result = await lintAs(
+      'http',
+      [
+        "import type { CaptureContext } from '../domain/captures/ports.ts';",
+        "import type { ImageStorage } from '../domain/image-storage.ts';",
+        'export type Probe = [CaptureContext, ImageStorage];',
+        '',
+      ].join('\n'),
+    );
+    assert.deepEqual(result, { ok: true, lines: [] });
+  });
+});
