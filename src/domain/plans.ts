@@ -1,4 +1,4 @@
-import type { ImageFormat } from '../adapters/browser/types.ts';
+import type { ImageFormat } from './captures/renderer.ts';
 
 /**
  * Plans are data (DECISIONS.md section 1). Every limit the product enforces is read from

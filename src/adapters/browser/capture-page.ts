@@ -21,6 +21,7 @@ import type {
   Protocol,
 } from 'puppeteer-core';
 import { TimeoutError } from 'puppeteer-core';
+import type { RenderOptions, RenderResult, WaitUntil } from '../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../domain/errors.ts';
 import { raceAbort, sleep, withTimeout } from './abort.ts';
 import type { BrowserInstance } from './browser-instance.ts';
@@ -36,7 +37,7 @@ import {
   selectorPresent,
   waitForPaintReady,
 } from './page-scripts.ts';
-import type { RendererLogger, RenderOptions, RenderResult, WaitUntil } from './types.ts';
+import type { RendererLogger } from './types.ts';
 
 /**
  * After loading, the page counts as settled once no request has been in flight for this long

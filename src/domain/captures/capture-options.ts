@@ -1,7 +1,7 @@
-import type { ImageFormat, RenderOptions, WaitUntil } from '../../adapters/browser/types.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
+import type { ImageFormat, RenderOptions, WaitUntil } from './renderer.ts';
 
 /** The capture request body after schema validation (shapes and ranges already checked). */
 export interface CaptureInput {

@@ -1,9 +1,9 @@
-import type { Renderer } from '../../adapters/browser/types.ts';
 import type { ImageStorage } from '../../adapters/storage/storage.ts';
 import type { SingleFlight } from '../../lib/single-flight.ts';
 import type { DomainContext } from '../context.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
+import type { Renderer } from './renderer.ts';
 
 /** Decides whether a URL may be fetched (DECISIONS.md section 4), before any browser time. */
 export interface TargetGuard {
