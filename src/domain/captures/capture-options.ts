@@ -21,6 +21,15 @@ import { width } from './options/width.ts';
 import type { RenderOptions } from './renderer.ts';
 
 /**
+ * Adding an option (say `block_ads`):
+ *  1. `options/block-ads.ts`: copy a neighbour; its schema (with the description the API
+ *     document shows), `resolve` (default, plan rule) and `cacheKey` (undefined at its default);
+ *  2. add it at the end of CAPTURE_OPTIONS below, and its resolved field to RenderOptions
+ *     (`renderer.ts`, the browser's contract);
+ *  3. its page step in `adapters/browser/option-steps.ts` (typecheck asks for it);
+ *  4. a rule test in `capture-options.test.ts`, a render test under `test/browser/`, and
+ *     `npm run openapi`.
+ *
  * Every capture option, one module each (`options/`). The request schema, the OpenAPI
  * document, the plan rules and the cache key are all walks of this table. Its order is the
  * order of the request's fields (in the document, and for the validator, which reports the
