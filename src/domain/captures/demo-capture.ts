@@ -32,15 +32,15 @@ export function demoClientKey(ip: string): string {
  */
 export async function demoCapture(
   ctx: CaptureContext & { demoCounter: WindowCounter },
-  options: { url: unknown; ip: string },
+  options: { url: string; ip: string },
 ): Promise<{ record: ScreenshotRecord; cached: boolean }> {
   const plan = ctx.plans.demo;
   const clientKey = demoClientKey(options.ip);
   const client = `demo:${clientKey}`;
   const { record, cached } = await runCapture(ctx, {
-    // The route's schema made it a string; the target guard checks it like any URL.
+    // URL only: the rest is the demo plan's fixed image.
     input: {
-      url: options.url as string,
+      url: options.url,
       width: plan.max_width,
       height: plan.max_height,
       format: 'png',
