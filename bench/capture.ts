@@ -18,7 +18,7 @@ import { chromiumArgs } from '../src/adapters/browser/browser-instance.ts';
 import { createChromiumRenderer } from '../src/adapters/browser/chromium-renderer.ts';
 import { findChromium, launchableBinary } from '../src/adapters/browser/find-chromium.ts';
 import { processesMentioning, type TreeUsage, treeUsage } from '../src/adapters/browser/proc.ts';
-import type { Renderer, RenderOptions } from '../src/adapters/browser/types.ts';
+import type { Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
 import { type FixtureSite, page as html, startSite } from '../test/helpers/fixtures.ts';
 

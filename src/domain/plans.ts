@@ -1,5 +1,5 @@
-import type { ImageFormat } from '../adapters/browser/types.ts';
 import { BOUNDS } from './bounds.ts';
+import type { ImageFormat } from './captures/renderer.ts';
 
 /**
  * Plans are data (docs/plans-and-limits.md). Every limit the product enforces is read from

@@ -10,7 +10,7 @@ import { PNG } from 'pngjs';
 import type { ChromiumRendererOptions } from '../../src/adapters/browser/chromium-renderer.ts';
 import { createChromiumRenderer } from '../../src/adapters/browser/chromium-renderer.ts';
 import { processesMentioning } from '../../src/adapters/browser/proc.ts';
-import type { Renderer, RenderOptions } from '../../src/adapters/browser/types.ts';
+import type { Renderer, RenderOptions } from '../../src/domain/captures/renderer.ts';
 import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 

@@ -21,22 +21,23 @@ import type {
   Protocol,
 } from 'puppeteer-core';
 import { TimeoutError } from 'puppeteer-core';
+import type { RenderOptions, RenderResult, WaitUntil } from '../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../domain/errors.ts';
 import { raceAbort, sleep, withTimeout } from './abort.ts';
 import type { BrowserInstance } from './browser-instance.ts';
 import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
 import { type MemoryWatchdog, watchdogFor } from './memory-watchdog.ts';
 import { navigationError, netErrorCode } from './net-errors.ts';
+import { optionSteps, type StepPage, settles } from './option-steps.ts';
 import {
   blockServiceWorkers,
   elementBox,
   firstInvalidSelector,
   freezeAndHide,
   scrollThrough,
-  selectorPresent,
   waitForPaintReady,
 } from './page-scripts.ts';
-import type { RendererLogger, RenderOptions, RenderResult, WaitUntil } from './types.ts';
+import type { RendererLogger } from './types.ts';
 
 /**
  * After loading, the page counts as settled once no request has been in flight for this long
@@ -86,6 +87,14 @@ export interface CaptureSettings {
 
 export type CaptureOutput = Omit<RenderResult, 'renderMs'>;
 
+/** The part of the page that becomes the image (no clip: the viewport as it is). */
+interface ImageFrame {
+  bounds: ImageBounds;
+  clip: Protocol.Page.Viewport | undefined;
+  beyondViewport: boolean;
+  truncated: boolean;
+}
+
 const noop = (): void => {};
 
 /** A CSS px clip (what Page.captureScreenshot takes) of a rectangle in device px. */
@@ -127,6 +136,11 @@ class CaptureRun {
 
   get signal(): AbortSignal {
     return this.controller.signal;
+  }
+
+  /** Races a promise with the run's end (deadline, abort, crash, a refused navigation). */
+  step<T>(promise: Promise<T>): Promise<T> {
+    return raceAbort(promise, this.signal);
   }
 
   fail(err: unknown): void {
@@ -428,51 +442,67 @@ export class CapturePage {
     }
   }
 
+  /**
+   * The capture's steps, in order. Each option's own part (emulation, selectors to check,
+   * waits after loading) comes from OPTION_STEPS; the rest reads the options directly.
+   */
   async #capture(o: RenderOptions, run: CaptureRun): Promise<CaptureOutput> {
-    const page = this.#page;
-    const signal = run.signal;
-    const step = <T>(promise: Promise<T>): Promise<T> => raceAbort(promise, signal);
-    const dsf = o.deviceScaleFactor;
-    const transparent = o.omitBackground && o.format !== 'jpeg';
+    await this.#emulate(o, run);
+    await this.#checkSelectors(o, run);
+    const targetStatus = await this.#load(o, run);
+    await this.#waitAfterLoad(o, run);
+    await this.#prepareCapture(o, run);
+    const frame = await this.#frame(o, run);
+    await run.settleChecks();
+    const image = await this.#screenshot(o, run, frame);
+    return { ...image, truncated: frame.truncated, targetStatus };
+  }
 
+  /** The viewport and every option's emulation, set anew for each capture. */
+  async #emulate(o: RenderOptions, run: CaptureRun): Promise<void> {
     this.phase = 'preparing the page';
-    await step(
+    await run.step(
       Promise.all([
-        // Device metrics and the screenshot go through the same session: a captureScreenshot
-        // on a session without its own override renders at scale 1.
-        this.#cdp.send('Emulation.setDeviceMetricsOverride', {
-          width: o.width,
-          height: o.height,
-          deviceScaleFactor: dsf,
-          mobile: false,
-          screenWidth: o.width,
-          screenHeight: o.height,
-        }),
-        page.emulateMediaFeatures([
-          { name: 'prefers-color-scheme', value: o.darkMode ? 'dark' : 'light' },
-          { name: 'prefers-reduced-motion', value: o.reducedMotion ? 'reduce' : 'no-preference' },
-        ]),
-        this.#cdp.send(
-          'Emulation.setDefaultBackgroundColorOverride',
-          transparent ? { color: { r: 0, g: 0, b: 0, a: 0 } } : {},
-        ),
+        this.#viewport(o),
+        this.#page.emulateMediaFeatures(optionSteps.flatMap((s) => s.mediaFeatures?.(o) ?? [])),
+        ...optionSteps.map((s) => s.emulate?.(this.#cdp, o)),
       ]),
     );
-    const selectors = [o.waitForSelector, o.selector, ...o.hideSelectors].filter(
-      (s): s is string => s !== null,
-    );
-    if (selectors.length > 0) {
-      const bad = await step(page.evaluate(firstInvalidSelector, selectors));
-      if (bad !== null) {
-        throw new AppError('invalid_request', `"${bad.slice(0, 200)}" is not a valid CSS selector`);
-      }
-    }
+  }
 
+  #viewport(o: RenderOptions): Promise<unknown> {
+    // Device metrics and the screenshot go through the same session: a captureScreenshot on
+    // a session without its own override renders at scale 1.
+    return this.#cdp.send('Emulation.setDeviceMetricsOverride', {
+      width: o.width,
+      height: o.height,
+      deviceScaleFactor: o.deviceScaleFactor,
+      mobile: false,
+      screenWidth: o.width,
+      screenHeight: o.height,
+    });
+  }
+
+  /** Every CSS selector the options use is checked by the page's own parser, before loading. */
+  async #checkSelectors(o: RenderOptions, run: CaptureRun): Promise<void> {
+    const selectors = optionSteps
+      .flatMap((s) => s.selectors?.(o) ?? [])
+      .filter((s): s is string => s !== null);
+    if (selectors.length === 0) return;
+    const bad = await run.step(this.#page.evaluate(firstInvalidSelector, selectors));
+    if (bad !== null) {
+      throw new AppError('invalid_request', `"${bad.slice(0, 200)}" is not a valid CSS selector`);
+    }
+  }
+
+  /** Navigates to the URL; resolves the target's HTTP status (null when there was none). */
+  async #load(o: RenderOptions, run: CaptureRun): Promise<number | null> {
+    const signal = run.signal;
     this.phase = 'loading the page';
     let response: HTTPResponse | null;
     try {
-      response = await step(
-        page.goto(o.url, { waitUntil: PUPPETEER_WAIT[o.waitUntil], timeout: 0, signal }),
+      response = await run.step(
+        this.#page.goto(o.url, { waitUntil: PUPPETEER_WAIT[o.waitUntil], timeout: 0, signal }),
       );
     } catch (err) {
       if (signal.aborted) throw signal.reason;
@@ -486,134 +516,163 @@ export class CapturePage {
     }
     run.loadedAt = performance.now();
     await run.settleChecks();
-    const targetStatus = (response ?? run.mainResponse)?.status() ?? null;
+    return (response ?? run.mainResponse)?.status() ?? null;
+  }
 
-    if (o.waitForSelector !== null) {
-      this.phase = `waiting for selector "${o.waitForSelector.slice(0, 200)}"`;
-      await step(
-        page.waitForFunction(
-          selectorPresent,
-          { polling: 'mutation', timeout: 0, signal },
-          o.waitForSelector,
-        ),
-      );
+  /** The options' waits once the page has loaded (selector, network, delay), in table order. */
+  async #waitAfterLoad(o: RenderOptions, run: CaptureRun): Promise<void> {
+    const page: StepPage = {
+      page: this.#page,
+      signal: run.signal,
+      step: (promise) => run.step(promise),
+      networkQuiet: () => this.#networkQuiet(run),
+    };
+    for (const { afterLoad } of optionSteps) {
+      const phase = afterLoad?.phase(o) ?? null;
+      if (afterLoad === undefined || phase === null) continue;
+      this.phase = phase;
+      await afterLoad.run(page, o);
     }
-    // domcontentloaded asks for the earliest capture: no settling for network, fonts, images.
-    const settle = o.waitUntil !== 'domcontentloaded';
-    if (settle) {
-      this.phase = 'waiting for the network to settle';
-      await this.#networkQuiet(run);
-    }
-    if (o.delay > 0) {
-      this.phase = `waiting ${o.delay} ms (delay)`;
-      await sleep(o.delay, signal);
-    }
+  }
 
+  /** Animations frozen, `hide_selectors` hidden. */
+  async #prepareCapture(o: RenderOptions, run: CaptureRun): Promise<void> {
     this.phase = 'preparing the capture';
-    await step(page.evaluate(freezeAndHide, o.hideSelectors));
-    // Every image stays within the plan width x scale, the height limit and the pixel budget;
-    // the clip is cut before Chromium renders it, so nothing larger is ever encoded or sent.
+    await run.step(this.#page.evaluate(freezeAndHide, o.hideSelectors));
+  }
+
+  /**
+   * What part of the page becomes the image: an element, the full page or the viewport.
+   * Every image stays within the plan width x scale, the height limit and the pixel budget;
+   * the clip is cut before Chromium renders it, so nothing larger is ever encoded or sent.
+   */
+  #frame(o: RenderOptions, run: CaptureRun): Promise<ImageFrame> {
     const bounds: ImageBounds = {
-      maxWidth: o.maxWidth * dsf,
+      maxWidth: o.maxWidth * o.deviceScaleFactor,
       maxHeight: this.#settings.maxPageHeight,
       maxPixels: this.#settings.maxImagePixels,
     };
-    const viewportWidth = Math.round(o.width * dsf);
-    let clip: Protocol.Page.Viewport | undefined;
-    let beyondViewport = false;
-    let truncated = false;
-    if (o.selector !== null) {
-      const box = await step(page.evaluate(elementBox, o.selector));
-      if (box === null) {
-        throw new AppError(
-          'invalid_request',
-          `selector "${o.selector.slice(0, 200)}" matched no element`,
-        );
-      }
-      // Snap to the device pixel grid so the image is whole pixels of exactly the box.
-      const x0 = Math.max(0, Math.floor(box.x * dsf));
-      const y0 = Math.max(0, Math.floor(box.y * dsf));
-      const x1 = Math.ceil((box.x + box.width) * dsf);
-      const y1 = Math.ceil((box.y + box.height) * dsf);
-      if (x1 <= x0 || y1 <= y0) {
-        throw new AppError(
-          'invalid_request',
-          `selector "${o.selector.slice(0, 200)}" matched an element with no visible box`,
-        );
-      }
-      const fit = fitImage(x1 - x0, y1 - y0, bounds);
-      truncated = fit.truncated;
-      clip = deviceClip(x0, y0, fit.width, fit.height, dsf);
-      beyondViewport = true;
-      if (settle) {
-        this.phase = 'waiting for fonts and images';
-        await this.#networkQuiet(run);
-        await step(
-          page.evaluate(waitForPaintReady, {
-            top: clip.y,
-            bottom: clip.y + clip.height,
-            budgetMs: PAINT_READY_BUDGET_MS,
-          }),
-        );
-      }
-    } else if (o.fullPage) {
-      // The tallest image the bounds allow at this width: no need to scroll beyond it.
-      const maxCss = fitImage(viewportWidth, Number.MAX_SAFE_INTEGER, bounds).height / dsf;
-      this.phase = 'scrolling through the page';
-      await step(
-        page.evaluate(scrollThrough, {
-          maxHeight: maxCss,
-          budgetMs: FULL_PAGE_SCROLL_BUDGET_MS,
-          pauseMs: SCROLL_STEP_PAUSE_MS,
-        }),
-      );
-      this.phase = 'waiting for fonts and images';
-      if (settle) await this.#networkQuiet(run);
-      const docHeight = await step(
-        page.evaluate(waitForPaintReady, {
-          top: 0,
-          bottom: maxCss,
-          budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
-        }),
-      );
-      const deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
-      const fit = fitImage(viewportWidth, deviceHeight, bounds);
-      truncated = fit.truncated;
-      // Only the clip is rendered beyond the viewport: the viewport itself keeps its size.
-      clip = deviceClip(0, 0, viewportWidth, fit.height, dsf);
-      beyondViewport = true;
-    } else {
-      if (settle) {
-        this.phase = 'waiting for fonts and images';
-        await step(
-          page.evaluate(waitForPaintReady, {
-            top: 0,
-            bottom: o.height,
-            budgetMs: PAINT_READY_BUDGET_MS,
-          }),
-        );
-      }
-      // A large viewport at a high scale (Pro: 3840 x 2160 at 3) can pass the pixel budget.
-      const fit = fitImage(viewportWidth, Math.round(o.height * dsf), bounds);
-      if (fit.truncated) {
-        truncated = true;
-        clip = deviceClip(0, 0, fit.width, fit.height, dsf);
-      }
-    }
+    if (o.selector !== null) return this.#frameElement(o, o.selector, run, bounds);
+    if (o.fullPage) return this.#frameFullPage(o, run, bounds);
+    return this.#frameViewport(o, run, bounds);
+  }
 
-    await run.settleChecks();
+  async #frameElement(
+    o: RenderOptions,
+    selector: string,
+    run: CaptureRun,
+    bounds: ImageBounds,
+  ): Promise<ImageFrame> {
+    const dsf = o.deviceScaleFactor;
+    const box = await run.step(this.#page.evaluate(elementBox, selector));
+    if (box === null) {
+      throw new AppError(
+        'invalid_request',
+        `selector "${selector.slice(0, 200)}" matched no element`,
+      );
+    }
+    // Snap to the device pixel grid so the image is whole pixels of exactly the box.
+    const x0 = Math.max(0, Math.floor(box.x * dsf));
+    const y0 = Math.max(0, Math.floor(box.y * dsf));
+    const x1 = Math.ceil((box.x + box.width) * dsf);
+    const y1 = Math.ceil((box.y + box.height) * dsf);
+    if (x1 <= x0 || y1 <= y0) {
+      throw new AppError(
+        'invalid_request',
+        `selector "${selector.slice(0, 200)}" matched an element with no visible box`,
+      );
+    }
+    const fit = fitImage(x1 - x0, y1 - y0, bounds);
+    const clip = deviceClip(x0, y0, fit.width, fit.height, dsf);
+    if (settles(o)) {
+      this.phase = 'waiting for fonts and images';
+      await this.#networkQuiet(run);
+      await run.step(
+        this.#page.evaluate(waitForPaintReady, {
+          top: clip.y,
+          bottom: clip.y + clip.height,
+          budgetMs: PAINT_READY_BUDGET_MS,
+        }),
+      );
+    }
+    return { bounds, clip, beyondViewport: true, truncated: fit.truncated };
+  }
+
+  async #frameFullPage(
+    o: RenderOptions,
+    run: CaptureRun,
+    bounds: ImageBounds,
+  ): Promise<ImageFrame> {
+    const dsf = o.deviceScaleFactor;
+    const settle = settles(o);
+    const viewportWidth = Math.round(o.width * dsf);
+    // The tallest image the bounds allow at this width: no need to scroll beyond it.
+    const maxCss = fitImage(viewportWidth, Number.MAX_SAFE_INTEGER, bounds).height / dsf;
+    this.phase = 'scrolling through the page';
+    await run.step(
+      this.#page.evaluate(scrollThrough, {
+        maxHeight: maxCss,
+        budgetMs: FULL_PAGE_SCROLL_BUDGET_MS,
+        pauseMs: SCROLL_STEP_PAUSE_MS,
+      }),
+    );
+    this.phase = 'waiting for fonts and images';
+    if (settle) await this.#networkQuiet(run);
+    const docHeight = await run.step(
+      this.#page.evaluate(waitForPaintReady, {
+        top: 0,
+        bottom: maxCss,
+        budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
+      }),
+    );
+    const deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
+    const fit = fitImage(viewportWidth, deviceHeight, bounds);
+    // Only the clip is rendered beyond the viewport: the viewport itself keeps its size.
+    const clip = deviceClip(0, 0, viewportWidth, fit.height, dsf);
+    return { bounds, clip, beyondViewport: true, truncated: fit.truncated };
+  }
+
+  async #frameViewport(
+    o: RenderOptions,
+    run: CaptureRun,
+    bounds: ImageBounds,
+  ): Promise<ImageFrame> {
+    const dsf = o.deviceScaleFactor;
+    if (settles(o)) {
+      this.phase = 'waiting for fonts and images';
+      await run.step(
+        this.#page.evaluate(waitForPaintReady, {
+          top: 0,
+          bottom: o.height,
+          budgetMs: PAINT_READY_BUDGET_MS,
+        }),
+      );
+    }
+    // A large viewport at a high scale (Pro: 3840 x 2160 at 3) can pass the pixel budget.
+    const fit = fitImage(Math.round(o.width * dsf), Math.round(o.height * dsf), bounds);
+    if (!fit.truncated) return { bounds, clip: undefined, beyondViewport: false, truncated: false };
+    const clip = deviceClip(0, 0, fit.width, fit.height, dsf);
+    return { bounds, clip, beyondViewport: false, truncated: true };
+  }
+
+  /** Page.captureScreenshot of the frame, its header read back and held to the bounds. */
+  async #screenshot(
+    o: RenderOptions,
+    run: CaptureRun,
+    frame: ImageFrame,
+  ): Promise<Omit<CaptureOutput, 'truncated' | 'targetStatus'>> {
     this.phase = 'capturing the image';
-    const shot = await step(
+    const shot = await run.step(
       this.#cdp.send(
         'Page.captureScreenshot',
         {
           format: o.format,
           fromSurface: true,
-          captureBeyondViewport: beyondViewport,
+          captureBeyondViewport: frame.beyondViewport,
           ...(o.format === 'png'
             ? {}
             : { quality: Math.min(100, Math.max(1, Math.round(o.quality))) }),
-          ...(clip ? { clip } : {}),
+          ...(frame.clip ? { clip: frame.clip } : {}),
         },
         // A full-size image can take longer than the default bound on a busy machine; the
         // capture's deadline still ends it.
@@ -625,6 +684,7 @@ export class CapturePage {
     if (size === null || size.format !== o.format) {
       throw new AppError('internal_error', `chromium returned an unreadable ${o.format} image`);
     }
+    const { bounds } = frame;
     if (
       size.width > bounds.maxWidth ||
       size.height > bounds.maxHeight ||
@@ -635,14 +695,7 @@ export class CapturePage {
         `chromium returned a ${size.width}x${size.height} image, larger than the bounds`,
       );
     }
-    return {
-      image,
-      format: size.format,
-      width: size.width,
-      height: size.height,
-      truncated,
-      targetStatus,
-    };
+    return { image, format: size.format, width: size.width, height: size.height };
   }
 
   /** Waits until no request has been in flight for the quiet window (at most the cap). */

@@ -21,6 +21,13 @@
  * that arrive while no browser can be had fail with 503 `overloaded` and a Retry-After, never
  * 500, ready() is false, and the log gets Chromium's exit and the last lines of its stderr.
  */
+
+import type {
+  RenderControl,
+  Renderer,
+  RenderOptions,
+  RenderResult,
+} from '../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../domain/errors.ts';
 import { raceAbort, sleep } from './abort.ts';
 import { BrowserInstance, ChromiumLaunchError, sweepStaleProfiles } from './browser-instance.ts';
@@ -28,13 +35,7 @@ import type { CaptureSettings } from './capture-page.ts';
 import { CapturePage } from './capture-page.ts';
 import { findChromium, launchableBinary } from './find-chromium.ts';
 import { SlotQueue } from './slot-queue.ts';
-import type {
-  RenderControl,
-  Renderer,
-  RendererLogger,
-  RenderOptions,
-  RenderResult,
-} from './types.ts';
+import type { RendererLogger } from './types.ts';
 
 export const DEFAULT_MAX_PAGE_HEIGHT = 16_384;
 /** 64 megapixels (SI: 64 million). */

@@ -1,5 +1,5 @@
+import type { Renderer } from '../../domain/captures/renderer.ts';
 import { AppError } from '../../domain/errors.ts';
-import type { Renderer } from './types.ts';
 
 /** A failed start is retried in the background after this, doubling... */
 const FIRST_RETRY_MS = 1_000;

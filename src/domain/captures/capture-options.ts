@@ -1,113 +1,109 @@
-import type { ImageFormat, RenderOptions, WaitUntil } from '../../adapters/browser/types.ts';
+import { type Static, type TOptional, Type } from 'typebox';
 import { sha256Hex } from '../../lib/crypto.ts';
-import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
+import { darkMode } from './options/dark-mode.ts';
+import type { CaptureOption, ResolvedCapture } from './options/define.ts';
+import { delay } from './options/delay.ts';
+import { deviceScaleFactor } from './options/device-scale-factor.ts';
+import { format } from './options/format.ts';
+import { fresh } from './options/fresh.ts';
+import { fullPage } from './options/full-page.ts';
+import { height } from './options/height.ts';
+import { hideSelectors } from './options/hide-selectors.ts';
+import { omitBackground } from './options/omit-background.ts';
+import { quality } from './options/quality.ts';
+import { reducedMotion } from './options/reduced-motion.ts';
+import { selector } from './options/selector.ts';
+import { url } from './options/url.ts';
+import { waitForSelector } from './options/wait-for-selector.ts';
+import { waitUntil } from './options/wait-until.ts';
+import { width } from './options/width.ts';
+import type { RenderOptions } from './renderer.ts';
 
-/** The capture request body after schema validation (shapes and ranges already checked). */
-export interface CaptureInput {
-  url: string;
-  format?: ImageFormat;
-  width?: number;
-  height?: number;
-  full_page?: boolean;
-  quality?: number;
-  fresh?: boolean;
-  device_scale_factor?: number;
-  wait_until?: WaitUntil;
-  delay?: number;
-  wait_for_selector?: string;
-  selector?: string;
-  dark_mode?: boolean;
-  reduced_motion?: boolean;
-  hide_selectors?: string[];
-  omit_background?: boolean;
-}
+/**
+ * Adding an option (say `block_ads`):
+ *  1. `options/block-ads.ts`: copy a neighbour; its schema (with the description the API
+ *     document shows), `resolve` (default, plan rule) and `cacheKey` (undefined at its default);
+ *  2. add it at the end of CAPTURE_OPTIONS below, and its resolved field to RenderOptions
+ *     (`renderer.ts`, the browser's contract);
+ *  3. its page step in `adapters/browser/option-steps.ts` (typecheck asks for it);
+ *  4. a rule test in `capture-options.test.ts`, a render test under `test/browser/`, and
+ *     `npm run openapi`.
+ *
+ * Every capture option, one module each (`options/`). The request schema, the OpenAPI
+ * document, the plan rules and the cache key are all walks of this table. Its order is the
+ * order of the request's fields (in the document, and for the validator, which reports the
+ * first bad field) and of the plan rules (the first refusal is the one reported). New options
+ * go at the end.
+ */
+export const CAPTURE_OPTIONS = [
+  url,
+  format,
+  width,
+  height,
+  fullPage,
+  quality,
+  fresh,
+  deviceScaleFactor,
+  waitUntil,
+  delay,
+  waitForSelector,
+  selector,
+  darkMode,
+  reducedMotion,
+  hideSelectors,
+  omitBackground,
+] as const;
 
-export const CAPTURE_DEFAULTS = {
-  format: 'png' as ImageFormat,
-  width: 1920,
-  height: 1080,
-  quality: 80,
-  waitUntil: 'load' as WaitUntil,
-} as const;
+type AnyOption = (typeof CAPTURE_OPTIONS)[number];
+export type CaptureOptionName = AnyOption['name'];
 
-const restricted = (what: string, plan: Plan) =>
-  new AppError('plan_restriction', `${what} is not available on the ${plan.name} plan`);
+type RequestProperties = {
+  [O in AnyOption as O['name']]: O extends { required: true }
+    ? O['schema']
+    : TOptional<O['schema']>;
+};
+
+/** The body of POST /v1/screenshots: one field per option, nothing else. */
+export const CaptureRequest = Type.Object(
+  Object.fromEntries(
+    CAPTURE_OPTIONS.map((o) => [o.name, o.required ? o.schema : Type.Optional(o.schema)]),
+  ) as RequestProperties,
+  { additionalProperties: false },
+);
+
+/** A capture request after schema validation (shapes and ranges already checked). */
+export type CaptureInput = Static<typeof CaptureRequest>;
 
 /**
  * Applies the plan's rules to a request: refuses what the plan does not allow (400
  * plan_restriction), caps the viewport at the plan's maximum, fills defaults.
  */
-export function resolveCaptureOptions(input: CaptureInput, url: URL, plan: Plan): RenderOptions {
-  const format = input.format ?? CAPTURE_DEFAULTS.format;
-  if (!plan.formats.includes(format)) restrictedThrow(`format ${format}`, plan);
-  if (input.fresh === true && !plan.fresh) restrictedThrow('fresh', plan);
-  const dsf = input.device_scale_factor ?? 1;
-  if (dsf > plan.max_device_scale_factor) {
-    if (plan.max_device_scale_factor === 1)
-      restrictedThrow('device_scale_factor other than 1', plan);
-    throw new AppError(
-      'plan_restriction',
-      `device_scale_factor must be at most ${plan.max_device_scale_factor} on the ${plan.name} plan`,
-    );
+export function resolveCaptureOptions(
+  input: CaptureInput,
+  url: URL,
+  plan: Readonly<Plan>,
+): { render: RenderOptions; fresh: boolean } {
+  const resolved: Partial<ResolvedCapture> = {};
+  for (const option of CAPTURE_OPTIONS as readonly CaptureOption[]) {
+    const value = (input as Record<string, unknown>)[option.name];
+    Object.assign(resolved, option.resolve(value, { plan, url, resolved }));
   }
-  const fullPage = input.full_page ?? false;
-  if (fullPage && !plan.full_page) restrictedThrow('full_page', plan);
-  const omitBackground = input.omit_background ?? false;
-  if (omitBackground && format === 'jpeg') {
-    throw new AppError(
-      'invalid_request',
-      'omit_background needs format png or webp (jpeg has no transparency)',
-    );
-  }
-  return {
-    url: url.href,
-    format,
-    quality: input.quality ?? CAPTURE_DEFAULTS.quality,
-    width: Math.min(input.width ?? CAPTURE_DEFAULTS.width, plan.max_width),
-    height: Math.min(input.height ?? CAPTURE_DEFAULTS.height, plan.max_height),
-    maxWidth: plan.max_width,
-    fullPage,
-    deviceScaleFactor: dsf,
-    waitUntil: input.wait_until ?? CAPTURE_DEFAULTS.waitUntil,
-    delay: input.delay ?? 0,
-    waitForSelector: input.wait_for_selector ?? null,
-    selector: input.selector ?? null,
-    darkMode: input.dark_mode ?? false,
-    reducedMotion: input.reduced_motion ?? false,
-    hideSelectors: input.hide_selectors ?? [],
-    omitBackground,
-  };
-}
-
-function restrictedThrow(what: string, plan: Plan): never {
-  throw restricted(what, plan);
+  // Every field is set: options/options.test.ts resolves a bare request and checks them all.
+  const { fresh, ...render } = resolved as ResolvedCapture;
+  return { render, fresh };
 }
 
 /**
- * The result-cache key: a hash (never a slug) of the owner and every option that changes
- * the image, so one account's image is never served to another and different options are
- * different entries.
+ * The result-cache key: a hash (never a slug) of the owner and every option's part, so one
+ * account's image is never served to another and different options are different entries.
+ * Parts are named by option (a part that is undefined adds nothing).
  */
 export function cacheKeyFor(owner: string, options: RenderOptions): string {
-  const parts = [
-    owner,
-    options.url,
-    options.format,
-    options.width,
-    options.height,
-    options.maxWidth,
-    options.fullPage,
-    options.quality,
-    options.deviceScaleFactor,
-    options.waitUntil,
-    options.delay,
-    options.waitForSelector,
-    options.selector,
-    options.darkMode,
-    options.reducedMotion,
-    options.hideSelectors,
-    options.omitBackground,
-  ];
-  return sha256Hex(JSON.stringify(parts));
+  const parts = Object.fromEntries(
+    (CAPTURE_OPTIONS as readonly CaptureOption[])
+      .map((o) => [o.name, o.cacheKey(options)] as const)
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
+  return sha256Hex(JSON.stringify([owner, parts]));
 }

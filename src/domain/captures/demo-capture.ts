@@ -3,10 +3,8 @@ import { dayBounds } from '../../lib/time.ts';
 import { AppError } from '../errors.ts';
 import type { WindowCounter } from '../limits.ts';
 import type { ScreenshotRecord } from '../store.ts';
-import { cacheKeyFor, resolveCaptureOptions } from './capture-options.ts';
-import { CAPTURE_LIMITS, type CaptureContext } from './ports.ts';
-import { renderAndStore } from './render-and-store.ts';
-import { renderOnce } from './render-once.ts';
+import type { CaptureContext } from './ports.ts';
+import { type Allowance, runCapture } from './run-capture.ts';
 
 /**
  * The client a demo allowance belongs to: the IPv4 address, or the /64 of an IPv6 one (a
@@ -28,29 +26,46 @@ export function demoClientKey(ip: string): string {
 }
 
 /**
- * POST /demo/screenshot: URL only, fixed PNG 1280x720 kept 24 hours, a daily allowance
- * per client that counts like the quota (a refused or failed request gives its unit back).
+ * POST /demo/screenshot: the capture pipeline for an anonymous caller on the demo plan (URL
+ * only, fixed PNG 1280x720 kept 24 hours), whose allowance is a daily count per client
+ * that counts like the quota (a refused or failed request gives its unit back).
  */
 export async function demoCapture(
   ctx: CaptureContext & { demoCounter: WindowCounter },
-  options: { url: unknown; ip: string },
+  options: { url: string; ip: string },
 ): Promise<{ record: ScreenshotRecord; cached: boolean }> {
   const plan = ctx.plans.demo;
-  const url = ctx.guard.parse(options.url);
-  const render = resolveCaptureOptions(
-    { url: url.href, width: plan.max_width, height: plan.max_height, format: 'png' },
-    url,
-    plan,
-  );
-  ctx.guard.screen(url);
+  const clientKey = demoClientKey(options.ip);
+  const client = `demo:${clientKey}`;
+  const { record, cached } = await runCapture(ctx, {
+    // URL only: the rest is the demo plan's fixed image.
+    input: {
+      url: options.url,
+      width: plan.max_width,
+      height: plan.max_height,
+      format: 'png',
+    },
+    caller: {
+      client,
+      cacheOwner: client,
+      userId: null,
+      plan,
+      reserve: () => reserveDaily(ctx, clientKey),
+    },
+  });
+  return { record, cached };
+}
 
-  const client = demoClientKey(options.ip);
+async function reserveDaily(
+  ctx: CaptureContext & { demoCounter: WindowCounter },
+  client: string,
+): Promise<Allowance> {
   const now = ctx.clock();
   const day = dayBounds(now);
   const counterKey = `${client}|${day.key}`;
   const taken = await ctx.demoCounter.take(counterKey, day.end - now);
+  const limit = ctx.demoCounter.limit;
   if (!taken.allowed) {
-    const limit = ctx.demoCounter.limit;
     const resetSeconds = Math.ceil(day.end / 1000);
     throw new AppError('rate_limited', 'rate limit exceeded', {
       body: {
@@ -65,32 +80,9 @@ export async function demoCapture(
       headers: { 'Retry-After': String(Math.max(1, Math.ceil((day.end - now) / 1000))) },
     });
   }
-  try {
-    const cacheKey = cacheKeyFor(`demo:${client}`, render);
-    const hit = await ctx.store.screenshots.findCached(
-      cacheKey,
-      now - CAPTURE_LIMITS.cacheTtlMs,
-      now,
-    );
-    if (hit) return { record: hit, cached: true };
-    await ctx.guard.check(url, `demo:${client}`);
-    const { record, cached } = await renderOnce(ctx, {
-      cacheKey,
-      fresh: false,
-      signal: undefined,
-      render: (signal) =>
-        renderAndStore(ctx, {
-          userId: null,
-          client: { id: `demo:${client}`, maxConcurrent: plan.concurrent_renders },
-          plan,
-          render,
-          cacheKey,
-          signal,
-        }),
-    });
-    return { record, cached };
-  } catch (err) {
-    await ctx.demoCounter.refund(counterKey);
-    throw err;
-  }
+  return {
+    quota: { used: taken.used, limit },
+    commit: async () => {},
+    release: () => ctx.demoCounter.refund(counterKey),
+  };
 }

@@ -1,10 +1,10 @@
-import type { Renderer } from '../../adapters/browser/types.ts';
 import type { SingleFlight } from '../../lib/single-flight.ts';
 import { BOUNDS } from '../bounds.ts';
 import type { DomainContext } from '../context.ts';
 import type { ImageStorage } from '../image-storage.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
+import type { Renderer } from './renderer.ts';
 
 /** Decides whether a URL may be fetched (docs/egress.md), before any browser time. */
 export interface TargetGuard {

@@ -1,9 +1,9 @@
-import type { RenderClient, RenderOptions } from '../../adapters/browser/types.ts';
 import { randomToken } from '../../lib/crypto.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import type { CaptureContext } from './ports.ts';
+import type { RenderClient, RenderOptions } from './renderer.ts';
 
 const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
 const EXTENSIONS = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;

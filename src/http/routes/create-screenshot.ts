@@ -1,5 +1,4 @@
 import { Type } from 'typebox';
-import type { CaptureInput } from '../../domain/captures/capture-options.ts';
 import { captureScreenshot } from '../../domain/captures/capture-screenshot.ts';
 import { imageUrl } from '../../domain/captures/ports.ts';
 import { toIso } from '../../lib/time.ts';
@@ -30,7 +29,7 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
       const outcome = await captureScreenshot(deps.capture, {
         user: auth.user,
         keyId: auth.key.id,
-        input: request.body as CaptureInput,
+        input: request.body,
       });
       const { record } = outcome;
       reply.header('X-Cache', outcome.cached ? 'HIT' : 'MISS');

@@ -1,0 +1,110 @@
+/**
+ * Where each capture option acts in the page. An option's schema, plan rule and cache-key
+ * part are declared in its module (`src/domain/captures/options/`); its page step is here,
+ * under the same name, because the domain must not know puppeteer. The `satisfies` below
+ * makes typecheck fail until a new option has its entry, so the two halves cannot drift.
+ *
+ * A step is data CapturePage walks in its named phases (capture-page.ts, `#capture`):
+ * selectors checked before loading, emulation before loading, waits after loading in this
+ * table's order. Options that shape the capture itself (the viewport, the navigation, the
+ * framing, the encoding) are read by those fixed steps, and say so in `readBy`.
+ */
+import type { CDPSession, MediaFeature, Page } from 'puppeteer-core';
+import type { CaptureOptionName } from '../../domain/captures/capture-options.ts';
+import type { RenderOptions } from '../../domain/captures/renderer.ts';
+import { sleep } from './abort.ts';
+import { selectorPresent } from './page-scripts.ts';
+
+/** What an after-load wait may use of the capture in progress. */
+export interface StepPage {
+  readonly page: Page;
+  readonly signal: AbortSignal;
+  /** Races a promise with the capture's end (deadline, abort, crash). */
+  step<T>(promise: Promise<T>): Promise<T>;
+  /** Until no request has been in flight for a moment (bounded: NETWORK_QUIET_CAP_MS). */
+  networkQuiet(): Promise<void>;
+}
+
+/** CapturePage's fixed steps, by method name. */
+type FixedStep = 'viewport' | 'load' | 'prepareCapture' | 'frame' | 'screenshot';
+
+export interface OptionStep {
+  /** CSS selectors it will use: all are checked before the page loads (400, first bad one). */
+  selectors?(o: RenderOptions): readonly (string | null)[];
+  /** Media features it emulates; every option's features are set in one call. */
+  mediaFeatures?(o: RenderOptions): MediaFeature[];
+  /** Other emulation, set before the page loads, together with the viewport. */
+  emulate?(cdp: CDPSession, o: RenderOptions): Promise<unknown>;
+  /**
+   * A wait once the page has loaded, run in table order; `phase` (null: nothing to wait for)
+   * is what a timeout reports the capture was doing.
+   */
+  afterLoad?: {
+    phase(o: RenderOptions): string | null;
+    run(p: StepPage, o: RenderOptions): Promise<void>;
+  };
+  /** The fixed steps that read it. */
+  readBy?: readonly FixedStep[];
+}
+
+/** domcontentloaded asks for the earliest capture: no settling for network, fonts, images. */
+export const settles = (o: RenderOptions): boolean => o.waitUntil !== 'domcontentloaded';
+
+export const OPTION_STEPS = {
+  url: { readBy: ['load'] },
+  format: { readBy: ['screenshot'] },
+  width: { readBy: ['viewport', 'frame'] },
+  height: { readBy: ['viewport', 'frame'] },
+  full_page: { readBy: ['frame'] },
+  quality: { readBy: ['screenshot'] },
+  fresh: {}, // the cache's business: the page never sees it
+  device_scale_factor: { readBy: ['viewport', 'frame'] },
+  // After-load waits run in this order: the selector, the network, then the fixed delay.
+  wait_for_selector: {
+    selectors: (o) => [o.waitForSelector],
+    afterLoad: {
+      phase: (o) =>
+        o.waitForSelector === null
+          ? null
+          : `waiting for selector "${o.waitForSelector.slice(0, 200)}"`,
+      run: async ({ page, signal, step }, o) => {
+        if (o.waitForSelector === null) return;
+        const wait = { polling: 'mutation', timeout: 0, signal } as const;
+        await step(page.waitForFunction(selectorPresent, wait, o.waitForSelector));
+      },
+    },
+  },
+  wait_until: {
+    readBy: ['load', 'frame'],
+    afterLoad: {
+      phase: (o) => (settles(o) ? 'waiting for the network to settle' : null),
+      run: (p) => p.networkQuiet(),
+    },
+  },
+  delay: {
+    afterLoad: {
+      phase: (o) => (o.delay > 0 ? `waiting ${o.delay} ms (delay)` : null),
+      run: (p, o) => sleep(o.delay, p.signal),
+    },
+  },
+  selector: { selectors: (o) => [o.selector], readBy: ['frame'] },
+  dark_mode: {
+    mediaFeatures: (o) => [{ name: 'prefers-color-scheme', value: o.darkMode ? 'dark' : 'light' }],
+  },
+  reduced_motion: {
+    mediaFeatures: (o) => [
+      { name: 'prefers-reduced-motion', value: o.reducedMotion ? 'reduce' : 'no-preference' },
+    ],
+  },
+  hide_selectors: { selectors: (o) => o.hideSelectors, readBy: ['prepareCapture'] },
+  omit_background: {
+    emulate: (cdp, o) =>
+      cdp.send(
+        'Emulation.setDefaultBackgroundColorOverride',
+        o.omitBackground && o.format !== 'jpeg' ? { color: { r: 0, g: 0, b: 0, a: 0 } } : {},
+      ),
+  },
+} satisfies Record<CaptureOptionName, OptionStep>;
+
+/** The table as a list, in its order. */
+export const optionSteps: readonly OptionStep[] = Object.values(OPTION_STEPS);

@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isAppError } from '../errors.ts';
+import { DEFAULT_PLANS } from '../plans.ts';
+import {
+  CAPTURE_OPTIONS,
+  type CaptureInput,
+  CaptureRequest,
+  cacheKeyFor,
+  resolveCaptureOptions,
+} from './capture-options.ts';
+
+const url = new URL('https://example.com/a');
+const resolve = (input: Omit<CaptureInput, 'url'>, plan = DEFAULT_PLANS.pro) =>
+  resolveCaptureOptions({ url: url.href, ...input }, url, plan);
+const refusal = (input: Omit<CaptureInput, 'url'>, plan = DEFAULT_PLANS.free) => {
+  try {
+    resolve(input, plan);
+  } catch (err) {
+    assert.ok(isAppError(err));
+    return `${err.code}: ${err.message}`;
+  }
+  assert.fail('not refused');
+};
+
+test('a bare request resolves every render option to its default', () => {
+  assert.deepEqual(resolve({}, DEFAULT_PLANS.free), {
+    fresh: false,
+    render: {
+      url: 'https://example.com/a',
+      format: 'png',
+      quality: 80,
+      width: 1920,
+      height: 1080,
+      maxWidth: 1920,
+      fullPage: false,
+      deviceScaleFactor: 1,
+      waitUntil: 'load',
+      delay: 0,
+      waitForSelector: null,
+      selector: null,
+      darkMode: false,
+      reducedMotion: false,
+      hideSelectors: [],
+      omitBackground: false,
+    },
+  });
+});
+
+test('plan rules refuse what the plan does not allow, and cap the viewport', () => {
+  assert.equal(
+    refusal({ format: 'webp' }),
+    'plan_restriction: format webp is not available on the free plan',
+  );
+  assert.equal(
+    refusal({ fresh: true }),
+    'plan_restriction: fresh is not available on the free plan',
+  );
+  assert.equal(
+    refusal({ device_scale_factor: 2 }),
+    'plan_restriction: device_scale_factor other than 1 is not available on the free plan',
+  );
+  assert.equal(
+    refusal({ device_scale_factor: 3 }, { ...DEFAULT_PLANS.pro, max_device_scale_factor: 2 }),
+    'plan_restriction: device_scale_factor must be at most 2 on the pro plan',
+  );
+  assert.equal(
+    refusal({ full_page: true }, DEFAULT_PLANS.demo),
+    'plan_restriction: full_page is not available on the demo plan',
+  );
+  assert.equal(
+    refusal({ omit_background: true, format: 'jpeg' }),
+    'invalid_request: omit_background needs format png or webp (jpeg has no transparency)',
+  );
+  // The first refusal in table order is the one reported.
+  assert.equal(
+    refusal({ omit_background: true, format: 'webp', fresh: true }),
+    'plan_restriction: format webp is not available on the free plan',
+  );
+  const capped = resolve({ width: 9999, height: 9999 }, DEFAULT_PLANS.free).render;
+  assert.deepEqual([capped.width, capped.height, capped.maxWidth], [1920, 1080, 1920]);
+  assert.equal(resolve({ fresh: true }).fresh, true);
+});
+
+test('the cache key covers the owner and every option that changes the image', () => {
+  const base = resolve({}).render;
+  const key = cacheKeyFor('user:1:pro', base);
+  assert.match(key, /^[0-9a-f]{64}$/);
+  assert.equal(cacheKeyFor('user:1:pro', resolve({}).render), key);
+  assert.notEqual(cacheKeyFor('user:2:pro', base), key);
+  assert.equal(cacheKeyFor('user:1:pro', resolve({ fresh: true }).render), key);
+  const changes: Omit<CaptureInput, 'url'>[] = [
+    { format: 'jpeg' },
+    { width: 800 },
+    { height: 600 },
+    { full_page: true },
+    { quality: 50 },
+    { device_scale_factor: 2 },
+    { wait_until: 'networkidle0' },
+    { delay: 10 },
+    { wait_for_selector: '#a' },
+    { selector: '#a' },
+    { dark_mode: true },
+    { reduced_motion: true },
+    { hide_selectors: ['#a'] },
+    { omit_background: true },
+  ];
+  const keys = new Set([key, ...changes.map((c) => cacheKeyFor('user:1:pro', resolve(c).render))]);
+  assert.equal(keys.size, changes.length + 1);
+  const otherUrl = new URL('https://example.com/b');
+  const other = resolveCaptureOptions({ url: otherUrl.href }, otherUrl, DEFAULT_PLANS.pro);
+  assert.notEqual(cacheKeyFor('user:1:pro', other.render), key);
+  // The plan's width bound is part of it (PLANS_FILE may change it under the same name).
+  assert.notEqual(
+    cacheKeyFor('user:1:pro', resolve({}, { ...DEFAULT_PLANS.pro, max_width: 4000 }).render),
+    key,
+  );
+});
+
+test('the request schema is the table: one field per option, url required, nothing else', () => {
+  assert.deepEqual(
+    Object.keys(CaptureRequest.properties),
+    CAPTURE_OPTIONS.map((o) => o.name),
+  );
+  assert.deepEqual(CaptureRequest.required, ['url']);
+  assert.equal((CaptureRequest as { additionalProperties?: unknown }).additionalProperties, false);
+  // @ts-expect-error: the input type comes from the schema, so an unknown format is a type error.
+  const bad: CaptureInput = { url: 'https://example.com/', format: 'gif' };
+  assert.ok(bad);
+});

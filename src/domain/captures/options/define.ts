@@ -1,0 +1,60 @@
+import type { Static, TSchema } from 'typebox';
+import { AppError } from '../../errors.ts';
+import type { Plan } from '../../plans.ts';
+import type { RenderOptions } from '../renderer.ts';
+
+/** What an option resolves to: the renderer's options, plus what only the pipeline reads. */
+export interface ResolvedCapture extends RenderOptions {
+  /** Skip the cache lookup and render anew. */
+  fresh: boolean;
+}
+
+/** What an option's rule sees besides its own value. */
+export interface OptionContext {
+  /** The caller's plan (an account's, or the demo's). */
+  plan: Readonly<Plan>;
+  /** The request's URL, already parsed by the target guard. */
+  url: URL;
+  /** The options before this one in the table, already resolved. */
+  resolved: Readonly<Partial<ResolvedCapture>>;
+}
+
+/**
+ * One capture option, declared in one place: its request field and schema (the description
+ * is the OpenAPI text), its plan rule and default (`resolve`), and its part of the cache key.
+ * Where it acts in the browser is the adapter's business: `adapters/browser/option-steps.ts`
+ * names its page step under the same name, and typecheck fails until it does.
+ */
+export interface CaptureOption<
+  Name extends string = string,
+  Schema extends TSchema = TSchema,
+  Required extends boolean = boolean,
+> {
+  readonly name: Name;
+  readonly schema: Schema;
+  /** Only `url`: every other option may be left out. */
+  readonly required?: Required;
+  /**
+   * The request's value (undefined when left out) -> the resolved fields it sets: the
+   * default filled, the plan's rule applied (an AppError refuses: 400 plan_restriction or
+   * invalid_request). Rules run in table order, so the first refusal is the one reported.
+   */
+  resolve(value: Static<Schema> | undefined, context: OptionContext): Partial<ResolvedCapture>;
+  /**
+   * Its part of the result-cache key: every value that changes the image, else undefined
+   * (which adds nothing, so an option added later leaves the keys of requests without it
+   * unchanged, if it answers undefined at its default).
+   */
+  cacheKey(options: RenderOptions): unknown;
+}
+
+export const defineOption = <
+  const Name extends string,
+  Schema extends TSchema,
+  Required extends boolean = false,
+>(
+  option: CaptureOption<Name, Schema, Required>,
+): CaptureOption<Name, Schema, Required> => option;
+
+export const planRestriction = (what: string, plan: Readonly<Plan>): AppError =>
+  new AppError('plan_restriction', `${what} is not available on the ${plan.name} plan`);

@@ -1,0 +1,23 @@
+import { Type } from 'typebox';
+import type { ImageFormat } from '../renderer.ts';
+import { defineOption, planRestriction } from './define.ts';
+
+export const DEFAULT_FORMAT: ImageFormat = 'png';
+
+export const format = defineOption({
+  name: 'format',
+  // A string with an enum (not Type.Enum): a number is "must be a string", as before.
+  schema: Type.Unsafe<ImageFormat>(
+    Type.String({
+      enum: ['png', 'jpeg', 'webp'],
+      default: undefined,
+      description: 'Default png; webp is Pro-only.',
+    }),
+  ),
+  resolve(value, { plan }) {
+    const format = value ?? DEFAULT_FORMAT;
+    if (!plan.formats.includes(format)) throw planRestriction(`format ${format}`, plan);
+    return { format };
+  },
+  cacheKey: (o) => o.format,
+});

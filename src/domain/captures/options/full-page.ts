@@ -1,0 +1,15 @@
+import { Type } from 'typebox';
+import { defineOption, planRestriction } from './define.ts';
+
+export const fullPage = defineOption({
+  name: 'full_page',
+  schema: Type.Boolean({
+    description: 'Capture the full scrollable page (cut at 16,384 device pixels).',
+  }),
+  resolve(value, { plan }) {
+    const fullPage = value ?? false;
+    if (fullPage && !plan.full_page) throw planRestriction('full_page', plan);
+    return { fullPage };
+  },
+  cacheKey: (o) => o.fullPage,
+});

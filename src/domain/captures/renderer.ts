@@ -1,0 +1,77 @@
+/**
+ * The renderer port: what the capture pipeline asks of a browser. The domain owns it;
+ * `adapters/browser/` implements it (Chromium behind the egress proxy), and tests or
+ * benchmarks may stand in their own.
+ */
+export type ImageFormat = 'png' | 'jpeg' | 'webp';
+export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
+
+/**
+ * One capture, every option resolved (defaults filled, plan rules applied) by the option
+ * modules in `options/`. A new render option adds its field here.
+ */
+export interface RenderOptions {
+  url: string;
+  format: ImageFormat;
+  /** 1-100, used for jpeg/webp. */
+  quality: number;
+  width: number;
+  height: number;
+  /**
+   * The plan's widest viewport (CSS px): no image is wider than this x deviceScaleFactor, an
+   * element wider than it included.
+   */
+  maxWidth: number;
+  fullPage: boolean;
+  deviceScaleFactor: number;
+  waitUntil: WaitUntil;
+  /** ms */
+  delay: number;
+  waitForSelector: string | null;
+  selector: string | null;
+  darkMode: boolean;
+  reducedMotion: boolean;
+  hideSelectors: string[];
+  omitBackground: boolean;
+}
+
+export interface RenderResult {
+  image: Buffer;
+  format: ImageFormat;
+  /** Device pixels of the image. */
+  width: number;
+  height: number;
+  truncated: boolean;
+  targetStatus: number | null;
+  renderMs: number;
+}
+
+/**
+ * Who a capture is for (docs/security.md: fair share and isolation). `id` is
+ * `user:<id>` for an account, `demo:<ip or /64>` for the demo; `maxConcurrent` is the plan's
+ * `concurrent_renders`.
+ */
+export interface RenderClient {
+  id: string;
+  maxConcurrent: number;
+}
+
+export interface RenderControl {
+  /** Epoch ms, includes queue time. */
+  deadline: number;
+  /** Aborted e.g. when the API key is revoked mid-render. */
+  signal?: AbortSignal;
+  /**
+   * Render slots are shared fairly among clients, and a browser context that rendered for one
+   * client never renders for another. Without it the capture counts as one anonymous client
+   * with no limit (tests and benchmarks); the service always sets it.
+   */
+  client?: RenderClient;
+}
+
+export interface Renderer {
+  render(options: RenderOptions, control: RenderControl): Promise<RenderResult>;
+  stats(): { inUse: number; queued: number; restarts: number; captures: number };
+  ready(): boolean;
+  close(): Promise<void>;
+}
