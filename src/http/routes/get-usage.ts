@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { AppDeps } from '../../deps.ts';
 import { getUsage } from '../../domain/quota/get-usage.ts';
 import { toIso } from '../../lib/time.ts';
@@ -39,7 +39,10 @@ export function registerGetUsage(app: App, deps: AppDeps): void {
   );
 }
 
-export async function usageBody(deps: AppDeps, user: Parameters<typeof getUsage>[1]['user']) {
+export async function usageBody(
+  deps: AppDeps,
+  user: Parameters<typeof getUsage>[1]['user'],
+): Promise<Static<typeof UsageBody>> {
   const usage = await getUsage(deps.ctx, { user });
   const counter = deps.rateLimits.captureCounter(user.plan);
   const rate = counter ? await counter.peek(String(user.id)) : null;

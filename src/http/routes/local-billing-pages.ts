@@ -19,7 +19,7 @@ export function registerLocalBillingPages(app: App, deps: AppDeps): void {
   const params = Type.Object({ id: Type.String({ maxLength: 100 }) });
   const schema = { hide: true, params };
 
-  app.register(async (scope) => {
+  app.register(async (scope: App) => {
     // HTML forms post x-www-form-urlencoded; only these routes accept it (400 elsewhere).
     scope.addContentTypeParser(
       'application/x-www-form-urlencoded',
@@ -27,46 +27,28 @@ export function registerLocalBillingPages(app: App, deps: AppDeps): void {
       (_request, body, done) => done(null, parseForm(String(body))),
     );
 
-    scope.get<{ Params: { id: string } }>(
-      `${LOCAL_BILLING_PATH}/checkout/:id`,
-      { schema },
-      async (request, reply) => {
-        const view = await local.viewCheckout(request.params.id);
-        if (!view) throw new AppError('not_found', 'no such checkout');
-        return sendPage(reply, dashboard, 'Checkout', checkoutBody(request.params.id, view));
-      },
+    scope.get(`${LOCAL_BILLING_PATH}/checkout/:id`, { schema }, async (request, reply) => {
+      const view = await local.viewCheckout(request.params.id);
+      if (!view) throw new AppError('not_found', 'no such checkout');
+      return sendPage(reply, dashboard, 'Checkout', checkoutBody(request.params.id, view));
+    });
+    scope.post(`${LOCAL_BILLING_PATH}/checkout/:id/complete`, { schema }, async (request, reply) =>
+      reply.redirect(await local.completeCheckout(request.params.id), 303),
     );
-    scope.post<{ Params: { id: string } }>(
-      `${LOCAL_BILLING_PATH}/checkout/:id/complete`,
-      { schema },
-      async (request, reply) =>
-        reply.redirect(await local.completeCheckout(request.params.id), 303),
-    );
-    scope.post<{ Params: { id: string } }>(
-      `${LOCAL_BILLING_PATH}/checkout/:id/cancel`,
-      { schema },
-      async (request, reply) => reply.redirect(await local.abandonCheckout(request.params.id), 303),
+    scope.post(`${LOCAL_BILLING_PATH}/checkout/:id/cancel`, { schema }, async (request, reply) =>
+      reply.redirect(await local.abandonCheckout(request.params.id), 303),
     );
 
-    scope.get<{ Params: { id: string } }>(
-      `${LOCAL_BILLING_PATH}/portal/:id`,
-      { schema },
-      async (request, reply) => {
-        const view = await local.viewPortal(request.params.id);
-        if (!view) throw new AppError('not_found', 'no such portal session, or it has expired');
-        return sendPage(
-          reply,
-          dashboard,
-          'Manage subscription',
-          portalBody(request.params.id, view),
-        );
-      },
-    );
+    scope.get(`${LOCAL_BILLING_PATH}/portal/:id`, { schema }, async (request, reply) => {
+      const view = await local.viewPortal(request.params.id);
+      if (!view) throw new AppError('not_found', 'no such portal session, or it has expired');
+      return sendPage(reply, dashboard, 'Manage subscription', portalBody(request.params.id, view));
+    });
     for (const [action, cancel] of [
       ['cancel', true],
       ['resume', false],
     ] as const) {
-      scope.post<{ Params: { id: string } }>(
+      scope.post(
         `${LOCAL_BILLING_PATH}/portal/:id/${action}`,
         { schema },
         async (request, reply) => {
