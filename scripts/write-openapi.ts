@@ -1,6 +1,8 @@
 /**
  * Writes the OpenAPI document generated from the route schemas to openapi.json
- * (`npm run openapi`). test/openapi.test.ts fails when the committed copy drifts.
+ * (`npm run openapi`), then the web app's types from it (scripts/write-openapi-types.ts).
+ * test/openapi.test.ts fails when the committed document drifts from the routes, and
+ * `npm run typecheck` when the committed types drift from the document.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +11,7 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { buildDeps } from '../src/deps.ts';
 import { committedDocument } from '../src/http/docs.ts';
+import { SCHEMA_TYPES, writeOpenApiTypes } from './write-openapi-types.ts';
 
 export async function generateOpenApi(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-openapi-'));
@@ -31,4 +34,7 @@ if (import.meta.main) {
   const out = path.resolve(import.meta.dirname, '..', 'openapi.json');
   await writeFile(out, await generateOpenApi());
   process.stdout.write(`wrote ${out}\n`);
+  // The web app's types are generated from the document just written.
+  await writeOpenApiTypes();
+  process.stdout.write(`wrote ${SCHEMA_TYPES}\n`);
 }

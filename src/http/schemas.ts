@@ -1,4 +1,4 @@
-import { type TSchema, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 
 /** Shared response shapes. Every route lists every status it can answer. */
 export const ErrorBody = Type.Object(
@@ -28,7 +28,7 @@ export const RateLimitBody = Type.Object(
 export const SuccessBody = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
 const ref = (description: string) =>
-  Type.Unsafe<{ error: string; code?: string }>({ ...Type.Ref('ErrorBody'), description });
+  Type.Unsafe<Static<typeof ErrorBody>>({ ...Type.Ref('ErrorBody'), description });
 
 export const errors = {
   400: ref('Malformed request; the message names the problem.'),

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { BOUNDS } from '../../domain/bounds.ts';
 import type { User } from '../../domain/store.ts';
 import { toIso } from '../../lib/time.ts';
@@ -24,6 +24,6 @@ export const Credentials = Type.Object(
   { additionalProperties: false },
 );
 
-export const userBody = (user: User) => ({
+export const userBody = (user: User): Static<typeof UserBody> => ({
   user: { id: user.id, email: user.email, plan: user.plan, created_at: toIso(user.createdAt) },
 });

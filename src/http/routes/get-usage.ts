@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { getUsage } from '../../domain/quota/get-usage.ts';
 import { toIso } from '../../lib/time.ts';
 import { requireApiKey } from '../auth.ts';
@@ -38,7 +38,10 @@ export function registerGetUsage(app: App, deps: RouteDeps): void {
   );
 }
 
-export async function usageBody(deps: RouteDeps, user: Parameters<typeof getUsage>[1]['user']) {
+export async function usageBody(
+  deps: RouteDeps,
+  user: Parameters<typeof getUsage>[1]['user'],
+): Promise<Static<typeof UsageBody>> {
   const usage = await getUsage(deps.ctx, { user });
   const counter = deps.rateLimits.captureCounter(user.plan);
   const rate = counter ? await counter.peek(String(user.id)) : null;

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { ApiKeyRecord } from '../../domain/store.ts';
 import { toIso } from '../../lib/time.ts';
 import { IsoDateTime, NullableIso } from '../schemas.ts';
@@ -11,7 +11,7 @@ export const KeyItem = Type.Object({
   last_used_at: NullableIso,
 });
 
-export const keyItem = (key: ApiKeyRecord) => ({
+export const keyItem = (key: ApiKeyRecord): Static<typeof KeyItem> => ({
   id: key.id,
   name: key.name,
   prefix: key.prefix,

@@ -22,7 +22,7 @@ export function registerLocalBillingPages(app: App, deps: RouteDeps): void {
   });
   const schema = { hide: true, params };
 
-  app.register(async (scope) => {
+  app.register(async (scope: App) => {
     // HTML forms post x-www-form-urlencoded; only these routes accept it (400 elsewhere).
     scope.addContentTypeParser(
       'application/x-www-form-urlencoded',
@@ -39,16 +39,8 @@ export function registerLocalBillingPages(app: App, deps: RouteDeps): void {
         return sendPage(reply, dashboard, checkoutPageHtml(request.params.id, view));
       },
     );
-    scope.post<{ Params: { id: string } }>(
-      `${LOCAL_BILLING_PATH}/checkout/:id/complete`,
-      { schema },
-      async (request, reply) =>
-        reply.redirect(await local.completeCheckout(request.params.id), 303),
-    );
-    scope.post<{ Params: { id: string } }>(
-      `${LOCAL_BILLING_PATH}/checkout/:id/cancel`,
-      { schema },
-      async (request, reply) => reply.redirect(await local.abandonCheckout(request.params.id), 303),
+    scope.post(`${LOCAL_BILLING_PATH}/checkout/:id/cancel`, { schema }, async (request, reply) =>
+      reply.redirect(await local.abandonCheckout(request.params.id), 303),
     );
 
     scope.get<{ Params: { id: string } }>(
@@ -64,7 +56,7 @@ export function registerLocalBillingPages(app: App, deps: RouteDeps): void {
       ['cancel', true],
       ['resume', false],
     ] as const) {
-      scope.post<{ Params: { id: string } }>(
+      scope.post(
         `${LOCAL_BILLING_PATH}/portal/:id/${action}`,
         { schema },
         async (request, reply) => {

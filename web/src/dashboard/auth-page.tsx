@@ -1,11 +1,13 @@
 import { type FormEvent, useId, useRef, useState } from 'react';
+import type { JsonBody, User } from '../api/types.ts';
 import { ApiError, api } from '../shared/api.ts';
 import { Link } from './router.tsx';
-import type { User } from './session.tsx';
 import { Notice, PageTitle } from './ui.tsx';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MIN_PASSWORD = 8;
+
+type SignedIn = JsonBody<'/v1/auth/signup', 'post', 201> | JsonBody<'/v1/auth/login', 'post', 200>;
 
 interface FieldErrors {
   email?: string;
@@ -55,7 +57,7 @@ export function AuthPage({
     }
     setBusy(true);
     try {
-      const { user } = await api<{ user: User }>(signup ? '/v1/auth/signup' : '/v1/auth/login', {
+      const { user } = await api<SignedIn>(signup ? '/v1/auth/signup' : '/v1/auth/login', {
         method: 'POST',
         body: { email: email.trim(), password },
         messages: signup

@@ -1,17 +1,10 @@
 import { useState } from 'react';
+import type { BillingRedirect, Subscription } from '../api/types.ts';
 import { ApiError } from '../shared/api.ts';
 import { formatDate, formatPrice, formatRelative, planLabel } from '../shared/format.ts';
 import { fetchPlans, type Plan, planFacts } from '../shared/plans.ts';
 import { useSession } from './session.tsx';
 import { Notice, PageTitle, SkeletonText, useResource } from './ui.tsx';
-
-/** GET /v1/billing/subscription. */
-interface Subscription {
-  plan: string;
-  status: 'none' | 'active' | 'past_due' | 'canceled' | 'incomplete' | 'unpaid';
-  renews_at: string | null;
-  cancel_at_period_end: boolean;
-}
 
 const STATUS_TEXT: Record<Subscription['status'], string> = {
   none: 'No subscription',
@@ -40,7 +33,7 @@ export function BillingPage() {
     setBusy(kind);
     setError(null);
     try {
-      const { url } = await call<{ url: string }>(`/v1/billing/${kind}`, {
+      const { url } = await call<BillingRedirect>(`/v1/billing/${kind}`, {
         method: 'POST',
         body: {},
       });

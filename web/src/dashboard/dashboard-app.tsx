@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { JsonBody, User } from '../api/types.ts';
 import { ApiError, api, type RequestOptions } from '../shared/api.ts';
 import { planLabel } from '../shared/format.ts';
 import { AuthPage } from './auth-page.tsx';
@@ -9,8 +10,10 @@ import { OverviewPage } from './overview-page.tsx';
 import { PlaygroundPage } from './playground-page.tsx';
 import { Link, navigate, usePath } from './router.tsx';
 import { ScreenshotsPage } from './screenshots-page.tsx';
-import { type Session, SessionContext, type User } from './session.tsx';
+import { type Session, SessionContext } from './session.tsx';
 import { Notice, PageTitle } from './ui.tsx';
+
+type Me = JsonBody<'/v1/auth/me', 'get', 200>;
 
 type Auth =
   | { status: 'loading' }
@@ -35,7 +38,7 @@ export function DashboardApp() {
   const returnTo = useRef<string | null>(null);
 
   useEffect(() => {
-    api<{ user: User }>('/v1/auth/me').then(
+    api<Me>('/v1/auth/me').then(
       ({ user }) => setAuth({ status: 'signed-in', user }),
       (err: unknown) =>
         setAuth({
@@ -84,7 +87,7 @@ export function DashboardApp() {
       },
       async refreshUser() {
         try {
-          const { user: fresh } = await api<{ user: User }>('/v1/auth/me');
+          const { user: fresh } = await api<Me>('/v1/auth/me');
           setAuth({ status: 'signed-in', user: fresh });
           return fresh;
         } catch (err) {

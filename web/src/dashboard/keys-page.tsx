@@ -1,4 +1,5 @@
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
+import type { ApiKey, CreatedKey, JsonBody } from '../api/types.ts';
 import { ApiError } from '../shared/api.ts';
 import { CopyButton } from '../shared/copy-button.tsx';
 import { formatDate, formatDateTime, formatRelative } from '../shared/format.ts';
@@ -7,20 +8,14 @@ import { Link } from './router.tsx';
 import { useSession } from './session.tsx';
 import { Notice, PageTitle, SkeletonText, useResource } from './ui.tsx';
 
-export interface ApiKey {
-  id: number;
-  name: string;
-  prefix: string;
-  created_at: string;
-  last_used_at: string | null;
-}
-
 const MAX_KEYS = 20;
 
 export function KeysPage() {
   const { call, rememberKey } = useSession();
-  const keys = useResource((signal) => call<{ data: ApiKey[] }>('/v1/keys', { signal }));
-  const [created, setCreated] = useState<(ApiKey & { key: string }) | null>(null);
+  const keys = useResource((signal) =>
+    call<JsonBody<'/v1/keys', 'get', 200>>('/v1/keys', { signal }),
+  );
+  const [created, setCreated] = useState<CreatedKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const [revokeBusy, setRevokeBusy] = useState(false);
   const [revokeError, setRevokeError] = useState<string | null>(null);
@@ -199,7 +194,7 @@ function CreateKeyForm({
   onCreated,
 }: {
   atLimit: boolean;
-  onCreated: (key: ApiKey & { key: string }) => void;
+  onCreated: (key: CreatedKey) => void;
 }) {
   const { call } = useSession();
   const [name, setName] = useState('');
@@ -213,7 +208,7 @@ function CreateKeyForm({
     setBusy(true);
     setError(null);
     try {
-      const key = await call<ApiKey & { key: string }>('/v1/keys', {
+      const key = await call<CreatedKey>('/v1/keys', {
         method: 'POST',
         body: name.trim() ? { name: name.trim() } : {},
       });
@@ -263,7 +258,7 @@ function CreateKeyForm({
 }
 
 /** The plaintext, once: a copy button, and words that say it will not come back. */
-function NewKey({ created, onDone }: { created: ApiKey & { key: string }; onDone: () => void }) {
+function NewKey({ created, onDone }: { created: CreatedKey; onDone: () => void }) {
   const headingRef = useRef<HTMLHeadingElement>(null);
   const keyId = useId();
   const warningId = useId();

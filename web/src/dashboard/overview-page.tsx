@@ -1,8 +1,8 @@
+import type { AccountUsage } from '../api/types.ts';
 import { formatDate, formatNumber, formatRelative, planLabel } from '../shared/format.ts';
 import { Link } from './router.tsx';
 import { useSession } from './session.tsx';
 import { Notice, PageTitle, SkeletonText, useResource } from './ui.tsx';
-import type { AccountUsage } from './usage.ts';
 import { UsageChart } from './usage-chart.tsx';
 
 export function OverviewPage() {

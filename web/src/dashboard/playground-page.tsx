@@ -1,4 +1,5 @@
 import { type FormEvent, useId, useMemo, useState } from 'react';
+import type { CaptureResult } from '../api/types.ts';
 import { ApiError, apiCall, apiOrigin } from '../shared/api.ts';
 import { CopyButton } from '../shared/copy-button.tsx';
 import { formatDateTime, formatNumber, normalizeUrl, shortUrl } from '../shared/format.ts';
@@ -6,18 +7,6 @@ import { fetchPlans, type Plan } from '../shared/plans.ts';
 import { Link } from './router.tsx';
 import { useSession } from './session.tsx';
 import { Notice, PageTitle, SkeletonText, useResource } from './ui.tsx';
-
-interface CaptureResult {
-  id?: number;
-  image_url: string;
-  cached: boolean;
-  expires_at: string;
-  quota: { used: number; limit: number };
-  format: string;
-  width: number;
-  height: number;
-  truncated?: boolean;
-}
 
 interface Options {
   url: string;

@@ -1,29 +1,10 @@
 import { useState } from 'react';
+import type { ScreenshotItem, ScreenshotPage } from '../api/types.ts';
 import { formatDateTime, formatRelative, shortUrl } from '../shared/format.ts';
 import { ConfirmDialog } from './confirm-dialog.tsx';
 import { Link } from './router.tsx';
 import { useSession } from './session.tsx';
 import { Notice, PageTitle, SkeletonText, useResource } from './ui.tsx';
-
-export interface ScreenshotItem {
-  id: number;
-  url: string;
-  format: string;
-  width: number;
-  height: number;
-  full_page: boolean;
-  quality: number;
-  device_scale_factor: number;
-  image_url: string;
-  created_at: string;
-  expires_at: string;
-}
-
-interface Page {
-  data: ScreenshotItem[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
 
 export function ScreenshotsPage() {
   const { user } = useSession();
@@ -60,9 +41,11 @@ function ProOnly() {
 
 function History() {
   const { call } = useSession();
-  const first = useResource((signal) => call<Page>('/v1/account/screenshots?limit=24', { signal }));
+  const first = useResource((signal) =>
+    call<ScreenshotPage>('/v1/account/screenshots?limit=24', { signal }),
+  );
   // Later pages, appended by "Show more"; cleared when the first page reloads.
-  const [more, setMore] = useState<Page[]>([]);
+  const [more, setMore] = useState<ScreenshotPage[]>([]);
   const [moreBusy, setMoreBusy] = useState(false);
   const [moreError, setMoreError] = useState<string | null>(null);
   const [deleted, setDeleted] = useState<Set<number>>(new Set());
@@ -80,7 +63,7 @@ function History() {
     setMoreBusy(true);
     setMoreError(null);
     try {
-      const page = await call<Page>(
+      const page = await call<ScreenshotPage>(
         `/v1/account/screenshots?limit=24&cursor=${encodeURIComponent(last.next_cursor)}`,
       );
       setMore((m) => [...m, page]);

@@ -1,13 +1,6 @@
 import { createContext, useContext } from 'react';
+import type { User } from '../api/types.ts';
 import type { RequestOptions } from '../shared/api.ts';
-
-/** The signed-in account (GET /v1/auth/me). */
-export interface User {
-  id: number;
-  email: string;
-  plan: string;
-  created_at: string;
-}
 
 export interface Session {
   user: User;

@@ -1,12 +1,7 @@
 import { type FormEvent, type ReactNode, useEffect, useId, useRef, useState } from 'react';
+import type { DemoResult } from '../api/types.ts';
 import { ApiError, api } from '../shared/api.ts';
 import { formatDateTime, formatRelative, normalizeUrl, shortUrl } from '../shared/format.ts';
-
-interface DemoResult {
-  image_url: string;
-  cached: boolean;
-  expires_at: string;
-}
 
 type State =
   | { kind: 'idle' }

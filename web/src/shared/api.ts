@@ -1,3 +1,4 @@
+import type { ErrorBody } from '../api/types.ts';
 import { formatDateTime, formatRelative } from './format.ts';
 
 /** Same origin by default; a dashboard hosted elsewhere is built with VITE_API_BASE. */
@@ -5,18 +6,6 @@ export const API_BASE = (import.meta.env.VITE_API_BASE ?? '').replace(/\/+$/, ''
 
 /** The origin API calls go to, for display (curl examples). */
 export const apiOrigin = (): string => API_BASE || window.location.origin;
-
-/** Every field an error answer of the API may carry (docs/errors.md). */
-export interface ErrorBody {
-  error?: string;
-  message?: string;
-  code?: string;
-  plan?: string;
-  used?: number;
-  limit?: number;
-  resets_at?: string;
-  reset_time?: number;
-}
 
 /** A failed call, with a message written for people (never a status code or error code). */
 export class ApiError extends Error {

@@ -1,25 +1,11 @@
+import type { JsonBody, Plan } from '../api/types.ts';
 import { api } from './api.ts';
 import { formatNumber, formatRetention } from './format.ts';
 
-/** One entry of GET /v1/plans. */
-export interface Plan {
-  name: string;
-  price_cents: number;
-  monthly_quota: number | null;
-  daily_quota: number | null;
-  rate_per_minute: number | null;
-  max_width: number;
-  max_height: number;
-  formats: string[];
-  max_device_scale_factor: number;
-  full_page: boolean;
-  fresh: boolean;
-  retention_hours: number;
-  listable: boolean;
-}
+export type { Plan };
 
 export async function fetchPlans(signal?: AbortSignal): Promise<Plan[]> {
-  return (await api<{ data: Plan[] }>('/v1/plans', signal ? { signal } : {})).data;
+  return (await api<JsonBody<'/v1/plans', 'get', 200>>('/v1/plans', signal ? { signal } : {})).data;
 }
 
 export interface PlanFact {

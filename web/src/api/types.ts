@@ -1,0 +1,65 @@
+/**
+ * The API's answers as the web app reads them, named. Every type is looked up in
+ * schema.d.ts, which openapi-typescript generates from openapi.json (`npm run openapi:types`),
+ * so a change to a route's response schema reaches the pages through `npm run typecheck`.
+ */
+import type { components, paths } from './schema.d.ts';
+
+/** The methods `path` answers (openapi-typescript marks the others `?: never`). */
+type Method<P extends keyof paths> = {
+  [M in 'get' | 'post' | 'delete']: paths[P][M] extends { responses: object } ? M : never;
+}['get' | 'post' | 'delete'];
+
+type Responses<P extends keyof paths, M extends Method<P>> = paths[P][M] extends {
+  responses: infer R;
+}
+  ? R
+  : never;
+
+/**
+ * The JSON body of the `status` answer of `method path`, as openapi.json documents it. A path,
+ * method or status the document does not have is a type error, not a silent `never`.
+ */
+export type JsonBody<
+  P extends keyof paths,
+  M extends Method<P>,
+  S extends keyof Responses<P, M>,
+> = Responses<P, M>[S] extends { content: { 'application/json': infer B } } ? B : never;
+
+/** One entry of GET /v1/plans. */
+export type Plan = JsonBody<'/v1/plans', 'get', 200>['data'][number];
+
+/** The signed-in account (GET /v1/auth/me, and the answer to login and signup). */
+export type User = JsonBody<'/v1/auth/me', 'get', 200>['user'];
+
+/** One entry of GET /v1/keys. */
+export type ApiKey = JsonBody<'/v1/keys', 'get', 200>['data'][number];
+/** POST /v1/keys: the new key with its plaintext, shown once. */
+export type CreatedKey = JsonBody<'/v1/keys', 'post', 201>;
+
+/** GET /v1/account/usage. */
+export type AccountUsage = JsonBody<'/v1/account/usage', 'get', 200>;
+
+/** GET /v1/account/screenshots: one page of the history. */
+export type ScreenshotPage = JsonBody<'/v1/account/screenshots', 'get', 200>;
+export type ScreenshotItem = ScreenshotPage['data'][number];
+
+/** POST /v1/screenshots. */
+export type CaptureResult = JsonBody<'/v1/screenshots', 'post', 201>;
+/** POST /demo/screenshot. */
+export type DemoResult = JsonBody<'/demo/screenshot', 'post', 201>;
+
+/** GET /v1/billing/subscription. */
+export type Subscription = JsonBody<'/v1/billing/subscription', 'get', 200>;
+/** POST /v1/billing/checkout and /v1/billing/portal: the provider's page to go to. */
+export type BillingRedirect = JsonBody<'/v1/billing/checkout', 'post', 200>;
+
+/**
+ * Every field an error answer may carry: the common body, the quota answer (402) and the rate
+ * limit answer (429). All optional: a failed call may have no JSON body at all.
+ */
+export type ErrorBody = Partial<
+  components['schemas']['ErrorBody'] &
+    JsonBody<'/v1/screenshots', 'post', 402> &
+    JsonBody<'/v1/screenshots', 'post', 429>
+>;
