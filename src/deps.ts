@@ -167,9 +167,8 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       : (dbCounters ?? memoryCounters());
     // Revocations reach every node: over Redis, else PostgreSQL LISTEN/NOTIFY; the
     // in-process bus only serves SQLite, which is one node by construction.
-    const revocations = redis
-      ? redisRevocations(redis.commands, redis.subscriber, prefix)
-      : database.dialect === 'postgres' && config.data.databaseUrl
+    const listenBus =
+      !redis && database.dialect === 'postgres' && config.data.databaseUrl
         ? postgresRevocations({
             url: config.data.databaseUrl,
             schema,
@@ -178,7 +177,13 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
             },
             ...(options.logger ? { logger: options.logger } : {}),
           })
-        : memoryRevocations();
+        : null;
+    if (listenBus && !(await listenBus.ready(5_000))) {
+      options.logger?.warn({}, 'revocation LISTEN not in place yet; it keeps trying');
+    }
+    const revocations = redis
+      ? redisRevocations(redis.commands, redis.subscriber, prefix)
+      : (listenBus ?? memoryRevocations());
     closers.push(() => revocations.close());
     const renderLocks: RenderLocks = redis
       ? redisRenderLocks(redis.commands, prefix)
