@@ -513,8 +513,10 @@ export class CapturePage {
     await step(page.evaluate(freezeAndHide, o.hideSelectors));
     // Every image stays within the plan width x scale, the height limit and the pixel budget;
     // the clip is cut before Chromium renders it, so nothing larger is ever encoded or sent.
+    // The width bound in whole device px as Chromium sizes a viewport of the plan's width
+    // (rounded: 333 CSS px at 2.5 is 833 device px), so a viewport of that width fits.
     const bounds: ImageBounds = {
-      maxWidth: o.maxWidth * dsf,
+      maxWidth: Math.round(o.maxWidth * dsf),
       maxHeight: this.#settings.maxPageHeight,
       maxPixels: this.#settings.maxImagePixels,
     };
@@ -580,7 +582,7 @@ export class CapturePage {
       const fit = fitImage(viewportWidth, deviceHeight, bounds);
       truncated = fit.truncated;
       // Only the clip is rendered beyond the viewport: the viewport itself keeps its size.
-      clip = deviceClip(0, 0, viewportWidth, fit.height, dsf);
+      clip = deviceClip(0, 0, fit.width, fit.height, dsf);
       beyondViewport = true;
     } else {
       if (settle) {
