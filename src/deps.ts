@@ -253,9 +253,10 @@ async function chooseSharedState(
   }
   const dbCounters =
     !redis && database.dialect === 'postgres' ? createPostgresCounters(database.db) : null;
-  const revocations: RevocationBus = redis
-    ? createRedisRevocations(redis.commands, redis.subscriber, prefix)
-    : database.dialect === 'postgres' && config.data.databaseUrl
+  // Revocations reach every node: over Redis, else PostgreSQL LISTEN/NOTIFY; the in-process
+  // bus only serves SQLite, which is one node by construction.
+  const listenBus =
+    !redis && database.dialect === 'postgres' && config.data.databaseUrl
       ? createPostgresRevocations({
           url: config.data.databaseUrl,
           schema,
@@ -264,7 +265,13 @@ async function chooseSharedState(
           },
           ...(logger ? { logger } : {}),
         })
-      : createMemoryRevocations();
+      : null;
+  if (listenBus && !(await listenBus.ready(5_000))) {
+    logger?.warn({}, 'revocation LISTEN not in place yet; it keeps trying');
+  }
+  const revocations: RevocationBus = redis
+    ? createRedisRevocations(redis.commands, redis.subscriber, prefix)
+    : (listenBus ?? createMemoryRevocations());
   closers.push(() => revocations.close());
   return {
     redis,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
+import { PASSWORD, uniqueEmail, withPg } from '../helpers/app.ts';
 import { type Cluster, hit, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
@@ -104,6 +104,7 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
       '/slow': hold('/slow'),
       '/joined': hold('/joined'),
       '/dropped': hold('/dropped'),
+      '/forged': hold('/forged'),
     });
     cluster = await startCluster({
       nodes: 2,
@@ -164,6 +165,26 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     assert.ok(took < 2_000, `ended ${took} ms after the revocation`);
     t.diagnostic(`401 ${took} ms after the revocation`);
     assert.equal(await used((await u.newKey()).key), 0);
+  });
+
+  it('a forged NOTIFY for an active key does not end its capture', async () => {
+    const u = await account();
+    const k = await u.newKey();
+    const pending = capture(b, k.key, { url: `${site.origin}/forged`, width: 200, height: 200 });
+    await hit(site, '/forged');
+    // Any role on the database can NOTIFY; the event alone must not end the capture.
+    await withPg((client) =>
+      client.query('SELECT pg_notify($1, $2)', [
+        'shotsmith_key_revoked',
+        `${cluster.schema}|${k.id}`,
+      ]),
+    );
+    // A real revocation ends a capture well within this (see above).
+    await sleep(2_000);
+    held.get('/forged')?.();
+    const res = await pending;
+    assert.equal(res.status, 201, await res.clone().text());
+    assert.equal(await used(k.key), 1);
   });
 
   it("ends a capture on B that joined another key's render, and serves no cache hit after", async (t) => {

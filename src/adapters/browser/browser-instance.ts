@@ -7,12 +7,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
-  readFileSync,
+  readSync,
   rmSync,
-  statSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -140,11 +144,39 @@ function writeOwner(dir: string): void {
 
 /** The temp directory a profile directory recorded, if it is one of ours. */
 function recordedTempDir(dir: string): string | null {
+  const recorded = readSmallFile(join(dir, 'tmpdir'))?.trim() ?? '';
+  return TEMP_NAME.test(basename(recorded)) ? recorded : null;
+}
+
+/**
+ * A small file read without trusting it (a temp root is shared with other local users): not
+ * through a symlink, never blocking (a FIFO), a regular file only, at most `max` bytes.
+ */
+function readSmallFile(path: string, max = 256): string | null {
+  let fd: number;
   try {
-    const recorded = readFileSync(join(dir, 'tmpdir'), 'utf8').trim();
-    return TEMP_NAME.test(basename(recorded)) ? recorded : null;
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return null;
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return null;
+    const buf = Buffer.alloc(max);
+    return buf.toString('utf8', 0, readSync(fd, buf, 0, max, 0));
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A temp directory we may remove: a real directory (no symlink), ours, mode 0700. */
+function isOwnTempDir(dir: string): boolean {
+  try {
+    const st = lstatSync(dir);
+    return st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o777) === 0o700;
+  } catch {
+    return false;
   }
 }
 
@@ -159,7 +191,7 @@ function isStale(dir: string): boolean {
   const owner = readOwner(dir);
   if (owner !== null) return !isAlive(owner.pid, owner.startTime);
   try {
-    return Date.now() - statSync(dir).mtimeMs >= OWNERLESS_GRACE_MS;
+    return Date.now() - lstatSync(dir).mtimeMs >= OWNERLESS_GRACE_MS;
   } catch {
     return false;
   }
@@ -167,14 +199,12 @@ function isStale(dir: string): boolean {
 
 /** The owner file holds `<pid> <start time>` (older ones only the pid). */
 function readOwner(dir: string): { pid: number; startTime?: string } | null {
-  try {
-    const [pidText = '', startTime] = readFileSync(join(dir, 'owner'), 'utf8').trim().split(' ');
-    const pid = Number(pidText);
-    if (!Number.isInteger(pid) || pid <= 0) return null;
-    return startTime ? { pid, startTime } : { pid };
-  } catch {
-    return null;
-  }
+  const text = readSmallFile(join(dir, 'owner'));
+  if (text === null) return null;
+  const [pidText = '', startTime] = text.trim().split(' ');
+  const pid = Number(pidText);
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  return startTime ? { pid, startTime } : { pid };
 }
 
 /**
@@ -200,7 +230,7 @@ export async function sweepStaleProfiles(
     if (!isStale(dir)) continue;
     const temp = recordedTempDir(dir);
     await removeWithProcesses(dir);
-    if (temp !== null) await removeWithProcesses(temp);
+    if (temp !== null && isOwnTempDir(temp)) await removeWithProcesses(temp);
     swept++;
   }
   const tempRoot = chromiumTempRoot();
@@ -212,7 +242,8 @@ export async function sweepStaleProfiles(
   }
   for (const name of temps) {
     const dir = join(tempRoot, name);
-    if (!isStale(dir)) continue;
+    // Another local user may have planted it (or a symlink by that name): leave it.
+    if (!isOwnTempDir(dir) || !isStale(dir)) continue;
     try {
       await removeWithProcesses(dir);
       swept++;

@@ -547,8 +547,10 @@ export class CapturePage {
    * the clip is cut before Chromium renders it, so nothing larger is ever encoded or sent.
    */
   #frame(o: RenderOptions, run: CaptureRun): Promise<ImageFrame> {
+    // The width bound in whole device px as Chromium sizes a viewport of the plan's width
+    // (rounded: 333 CSS px at 2.5 is 833 device px), so a viewport of that width fits.
     const bounds: ImageBounds = {
-      maxWidth: o.maxWidth * o.deviceScaleFactor,
+      maxWidth: Math.round(o.maxWidth * o.deviceScaleFactor),
       maxHeight: this.#settings.maxPageHeight,
       maxPixels: this.#settings.maxImagePixels,
     };
@@ -628,7 +630,7 @@ export class CapturePage {
     const deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
     const fit = fitImage(viewportWidth, deviceHeight, bounds);
     // Only the clip is rendered beyond the viewport: the viewport itself keeps its size.
-    const clip = deviceClip(0, 0, viewportWidth, fit.height, dsf);
+    const clip = deviceClip(0, 0, fit.width, fit.height, dsf);
     return { bounds, clip, beyondViewport: true, truncated: fit.truncated };
   }
 

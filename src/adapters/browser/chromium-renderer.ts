@@ -21,6 +21,7 @@
  * that arrive while no browser can be had fail with 503 `overloaded` and a Retry-After, never
  * 500, ready() is false, and the log gets Chromium's exit and the last lines of its stderr.
  */
+import { ProtocolError } from 'puppeteer-core';
 
 import type {
   RenderControl,
@@ -370,11 +371,9 @@ class ChromiumRenderer implements Renderer {
     this.#pages++;
     const creating = CapturePage.create(instance, this.#settings);
     let timer: NodeJS.Timeout | undefined;
+    const timeout = new Error('creating a page timed out');
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error('creating a page timed out')),
-        PAGE_CREATE_TIMEOUT_MS,
-      );
+      timer = setTimeout(() => reject(timeout), PAGE_CREATE_TIMEOUT_MS);
     });
     try {
       return await Promise.race([creating, timedOut]);
@@ -382,6 +381,12 @@ class ChromiumRenderer implements Renderer {
       this.#pages--;
       this.#wakePageWaiters();
       creating.then((late) => late.dispose()).catch(() => {});
+      // A browser that is connected but does not answer (wedged) would fail every capture:
+      // replace it.
+      if ((err === timeout || err instanceof ProtocolError) && instance === this.#current) {
+        this.#logger?.warn({ browser: instance.id, err: String(err) }, 'could not create a page');
+        void this.#recycle('page creation failed');
+      }
       await this.#retireIfDrained(instance);
       throw err;
     } finally {
@@ -666,6 +671,11 @@ class ChromiumRenderer implements Renderer {
       ? !page.instance.browser.connected
       : !(this.#current?.connected ?? false);
     if (browserGone) return this.#unavailable('the browser crashed; it is restarting');
+    // No page yet: the browser failed to give one (wedged, being replaced), not the target.
+    if (page === null) {
+      this.#logger?.warn({ err: String(err) }, 'no page for a capture');
+      return this.#unavailable('the browser is not answering; it is being replaced');
+    }
     this.#logger?.error({ err: String(err) }, 'render failed unexpectedly');
     return new AppError('internal_error', 'render failed', { cause: err });
   }

@@ -12,7 +12,8 @@
  *
  * Finding the processes is cheap: renderers are children of the zygotes,
  * which are children of the browser; `/proc/PID/task/TID/children` lists them without a scan
- * of all of /proc.
+ * of all of /proc. With Chromium's sandbox on (not root) the zygotes nest: browser -> zygote
+ * (sandbox init) -> zygote -> renderers, so zygotes are followed down to a few levels.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import type { BrowserInstance } from './browser-instance.ts';
@@ -25,7 +26,20 @@ const CHILDREN_REFRESH_MS = 1_000;
 /** A page crash this soon after a kill counts as that kill. */
 const KILL_ATTRIBUTION_MS = 10_000;
 
+/** How deep zygotes may nest below the browser (sandboxed: 2). */
+const MAX_ZYGOTE_DEPTH = 4;
+
 type Kind = 'zygote' | 'renderer' | 'other';
+
+/** Where the process tree is read from: /proc, or a synthetic tree in tests. */
+export interface ProcReader {
+  /** Children of a process (over all its threads unless `mainThreadOnly`). */
+  children(pid: number, mainThreadOnly: boolean): number[];
+  /** The raw command line ('' when gone). */
+  cmdline(pid: number): string;
+  /** Resident bytes the process holds of its own (0 when gone). */
+  residentBytes(pid: number): number;
+}
 
 function read(path: string): string | null {
   try {
@@ -52,8 +66,7 @@ function childrenOf(pid: number, mainThreadOnly: boolean): number[] {
   return out;
 }
 
-function kindOf(pid: number): Kind {
-  const cmdline = read(`/proc/${pid}/cmdline`) ?? '';
+function kindOf(cmdline: string): Kind {
   const type = /--type=([a-z-]+)/.exec(cmdline)?.[1];
   if (type === 'zygote') return 'zygote';
   if (type === 'renderer') return 'renderer';
@@ -69,17 +82,27 @@ export function residentBytes(pid: number): number {
   return (kib('RssAnon') + kib('RssShmem')) * 1024;
 }
 
+const procfs: ProcReader = {
+  children: childrenOf,
+  cmdline: (pid) => read(`/proc/${pid}/cmdline`) ?? '',
+  residentBytes,
+};
+
 export interface MemoryWatchdogOptions {
   /** Resident bytes a renderer may hold. */
   limitBytes: number;
   logger?: RendererLogger;
+  /** The process tree's source (tests); /proc by default. */
+  proc?: ProcReader;
 }
 
 export class MemoryWatchdog {
   readonly limitBytes: number;
   readonly #rootPid: number;
   readonly #logger: RendererLogger | undefined;
+  readonly #proc: ProcReader;
   readonly #kinds = new Map<number, Kind>();
+  /** The browser's own zygote children (nested zygotes are found below them each round). */
   #zygotes: number[] = [];
   #childrenAt = 0;
   #timer: NodeJS.Timeout | null = null;
@@ -91,6 +114,7 @@ export class MemoryWatchdog {
     this.#rootPid = rootPid;
     this.limitBytes = options.limitBytes;
     this.#logger = options.logger;
+    this.#proc = options.proc ?? procfs;
   }
 
   start(): void {
@@ -114,34 +138,54 @@ export class MemoryWatchdog {
     const now = Date.now();
     if (now - this.#childrenAt >= CHILDREN_REFRESH_MS) {
       this.#childrenAt = now;
-      const children = childrenOf(this.#rootPid, false);
-      this.#zygotes = children.filter((pid) => this.#kind(pid) === 'zygote');
+      const children = this.#proc.children(this.#rootPid, false);
+      this.#zygotes = children.filter((pid) => this.#kind(pid, false) === 'zygote');
       // Forget pids that are gone (a later process may get the number).
       const alive = new Set(children);
-      for (const zygote of this.#zygotes)
-        for (const pid of childrenOf(zygote, true)) alive.add(pid);
+      this.#walk(this.#zygotes, 1, (pid) => alive.add(pid));
       for (const pid of this.#kinds.keys()) if (!alive.has(pid)) this.#kinds.delete(pid);
     }
-    for (const zygote of this.#zygotes) {
-      for (const pid of childrenOf(zygote, true)) {
-        if (this.#kind(pid) === 'renderer') this.#watch(pid);
+    this.#walk(this.#zygotes, 1, (pid, kind) => {
+      if (kind === 'renderer') this.#watch(pid);
+    });
+  }
+
+  /** Renderers currently found below the browser (nested zygotes included). */
+  renderers(): number[] {
+    const out: number[] = [];
+    this.#walk(this.#zygotes, 1, (pid, kind) => {
+      if (kind === 'renderer') out.push(pid);
+    });
+    return out;
+  }
+
+  /** Visits the children of the zygotes, following zygotes that forked zygotes. */
+  #walk(zygotes: number[], depth: number, visit: (pid: number, kind: Kind) => void): void {
+    for (const zygote of zygotes) {
+      const nested: number[] = [];
+      for (const pid of this.#proc.children(zygote, true)) {
+        const kind = this.#kind(pid, true);
+        visit(pid, kind);
+        if (kind === 'zygote') nested.push(pid);
       }
+      if (nested.length > 0 && depth < MAX_ZYGOTE_DEPTH) this.#walk(nested, depth + 1, visit);
     }
   }
 
-  #kind(pid: number): Kind {
+  #kind(pid: number, zygoteChild: boolean): Kind {
     let kind = this.#kinds.get(pid);
     if (kind === undefined) {
-      kind = kindOf(pid);
+      kind = kindOf(this.#proc.cmdline(pid));
       // A zygote's child starts with the zygote's command line and only then renames itself
-      // (--type=renderer): until it has, ask again next time.
-      if (kind !== 'zygote' || this.#zygotes.length === 0) this.#kinds.set(pid, kind);
+      // (--type=renderer): until it has, ask again next time. (A nested zygote, which keeps its
+      // name, is thus read again each round: one small file.)
+      if (kind !== 'zygote' || !zygoteChild) this.#kinds.set(pid, kind);
     }
     return kind;
   }
 
   #watch(pid: number): void {
-    const bytes = residentBytes(pid);
+    const bytes = this.#proc.residentBytes(pid);
     if (bytes <= this.limitBytes) return;
     this.#lastKill = Date.now();
     this.kills++;

@@ -6,6 +6,13 @@ const CHANNEL = 'shotsmith_key_revoked';
 /** Reconnect delays of the LISTEN connection after a drop: doubling from the first to the cap. */
 const RECONNECT_FIRST_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
+/**
+ * A LISTEN connection only receives, so a half-open one (peer gone without a FIN: a NAT or
+ * failover dropped it) would stay silent for good: it is asked `SELECT 1` this often and
+ * reopened when no answer comes in time. TCP keepalive is on as well.
+ */
+const HEARTBEAT_MS = 10_000;
+const HEARTBEAT_TIMEOUT_MS = 5_000;
 
 export interface PostgresRevocationsOptions {
   url: URL;
@@ -22,7 +29,9 @@ export interface PostgresRevocationsOptions {
  * reopened with backoff and LISTENs again. A notification sent while it was down is lost:
  * the capture's own check of the key row before it answers covers that gap.
  */
-export function createPostgresRevocations(options: PostgresRevocationsOptions): RevocationBus {
+export function createPostgresRevocations(
+  options: PostgresRevocationsOptions,
+): RevocationBus & { ready(timeoutMs: number): Promise<boolean> } {
   const scope = options.schema ?? 'public';
   const listeners = new Set<(keyId: number) => void>();
   const deliver = (keyId: number) => {
@@ -31,7 +40,13 @@ export function createPostgresRevocations(options: PostgresRevocationsOptions): 
   let closed = false;
   let client: pg.Client | null = null;
   let retryTimer: NodeJS.Timeout | null = null;
+  /** The current connection's heartbeat. */
+  let heartbeat: NodeJS.Timeout | null = null;
   let delay = RECONNECT_FIRST_MS;
+  let markListening!: () => void;
+  const listening = new Promise<void>((resolve) => {
+    markListening = resolve;
+  });
 
   const onNotification = (msg: pg.Notification) => {
     if (msg.channel !== CHANNEL || !msg.payload) return;
@@ -56,12 +71,15 @@ export function createPostgresRevocations(options: PostgresRevocationsOptions): 
       connectionString: options.url.toString(),
       // Names the connection in pg_stat_activity (operators and tests can find it).
       application_name: `shotsmith-revocations:${scope}`.slice(0, 63),
+      keepAlive: true,
     });
     client = c;
     let dropped = false;
     const drop = (err?: Error) => {
       if (dropped) return;
       dropped = true;
+      if (heartbeat) clearInterval(heartbeat);
+      heartbeat = null;
       if (client === c) client = null;
       c.removeAllListeners('notification');
       c.end().catch(() => {});
@@ -81,7 +99,27 @@ export function createPostgresRevocations(options: PostgresRevocationsOptions): 
       await c.connect();
       await c.query(`LISTEN ${CHANNEL}`);
       delay = RECONNECT_FIRST_MS;
-      if (closed) await c.end().catch(() => {});
+      markListening();
+      if (closed) {
+        await c.end().catch(() => {});
+        return;
+      }
+      let beating = false;
+      heartbeat = setInterval(() => {
+        if (beating || dropped) return;
+        beating = true;
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('heartbeat unanswered')), HEARTBEAT_TIMEOUT_MS);
+        });
+        Promise.race([c.query('SELECT 1'), late])
+          .catch((err: unknown) => drop(err as Error))
+          .finally(() => {
+            clearTimeout(timer);
+            beating = false;
+          });
+      }, HEARTBEAT_MS);
+      heartbeat.unref();
     } catch (err) {
       drop(err as Error);
     }
@@ -89,6 +127,18 @@ export function createPostgresRevocations(options: PostgresRevocationsOptions): 
   void connect();
 
   return {
+    /** Whether the first LISTEN is in place within `timeoutMs`. */
+    async ready(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      try {
+        return await Promise.race([listening.then(() => true), late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     async publish(keyId) {
       // Local listeners hear it at once, whatever the database does.
       deliver(keyId);
@@ -104,6 +154,7 @@ export function createPostgresRevocations(options: PostgresRevocationsOptions): 
       if (retryTimer) clearTimeout(retryTimer);
       const c = client;
       client = null;
+      if (heartbeat) clearInterval(heartbeat);
       await c?.end().catch(() => {});
     },
   };

@@ -23,7 +23,15 @@ export async function captureScreenshot(
   const { user, keyId } = options;
   const revoked = new AbortController();
   const unsubscribe = ctx.revocations.subscribe((id) => {
-    if (id === keyId) revoked.abort(unauthorized());
+    if (id !== keyId) return;
+    // An event is a hint, the key row decides: anyone who can NOTIFY on a shared database
+    // (no privilege needed) or publish on a shared Redis could send one.
+    ctx.store.keys.isActive(keyId).then(
+      (active) => {
+        if (!active) revoked.abort(unauthorized());
+      },
+      () => {}, // the check before the answer still runs
+    );
   });
   try {
     const plan = ctx.plans[user.plan];

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import {
   canonicalIp,
   classifyAddress,
+  embeddedIpv4,
   isValidHostName,
   parseHostLiteral,
   unmapIp,
@@ -293,6 +294,23 @@ const NAMES: readonly string[] = [
   '',
   '1e3',
 ];
+
+describe('embeddedIpv4', () => {
+  test('reads the IPv4 address out of the forms the classifier reads it from', () => {
+    assert.equal(embeddedIpv4('::ffff:1.2.3.7'), '1.2.3.7');
+    assert.equal(embeddedIpv4('::ffff:102:307'), '1.2.3.7');
+    assert.equal(embeddedIpv4('64:ff9b::1.2.3.7'), '1.2.3.7');
+    assert.equal(embeddedIpv4('64:ff9b::102:307'), '1.2.3.7');
+    assert.equal(embeddedIpv4('2002:102:307::1'), '1.2.3.7');
+    assert.equal(embeddedIpv4('2002:102:307:abcd::5'), '1.2.3.7');
+  });
+
+  test('null for IPv4 and other IPv6 addresses', () => {
+    for (const ip of ['1.2.3.7', '::1', '2a01:4f8::7', '64:ff9b:1::102:307', 'fe80::1', 'x']) {
+      assert.equal(embeddedIpv4(ip), null, ip);
+    }
+  });
+});
 
 describe('parseHostLiteral', () => {
   for (const [host, ip] of LITERALS) {

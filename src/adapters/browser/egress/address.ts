@@ -276,6 +276,22 @@ function classifyV6(value: bigint): AddressClass {
 }
 
 /**
+ * The IPv4 address an IPv6 address carries, as the classifier reads it (IPv4-mapped
+ * `::ffff:0:0/96`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`); null for anything else.
+ */
+export function embeddedIpv4(ip: string): string | null {
+  const parsed = parseIp(ip);
+  if (parsed?.family !== 6) return null;
+  for (const r of SORTED_V6) {
+    if (!contains(r, parsed.value)) continue;
+    if (r.embedded === 'low32') return formatV4(parsed.value & 0xffffffffn);
+    if (r.embedded === '6to4') return formatV4((parsed.value >> 80n) & 0xffffffffn);
+    return null;
+  }
+  return null;
+}
+
+/**
  * Whether a socket may connect to this literal address. Accepts IPv4 or IPv6 text, optionally
  * bracketed, with an IPv6 zone id, in any case. IPv6 forms that carry an IPv4 address
  * (IPv4-mapped, NAT64 well-known prefix, 6to4) are classified by that IPv4 address, so the

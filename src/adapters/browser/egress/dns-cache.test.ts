@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DNS_LIMITS, DnsCache, DnsTimeoutError, LookupBound } from './dns-cache.ts';
+import { DNS_LIMITS, DnsBusyError, DnsCache, DnsTimeoutError, LookupBound } from './dns-cache.ts';
 import type { DnsAnswer, Resolver } from './resolver.ts';
 
 /**
@@ -198,6 +198,8 @@ describe('DnsCache: lookups in flight are bounded per client', () => {
     held.of('popular.example')[0]?.answer({ addresses: ['127.0.0.1'], ttlSeconds: 60 });
     assert.deepEqual(await other, ['127.0.0.1']);
     assert.deepEqual(await queued, ['127.0.0.1']);
+    // The joined lookup is done: its own request for a slot is withdrawn, not left queued.
+    assert.equal(bound.waiting, 0);
     held.of('slow.example')[0]?.fail('ESERVFAIL');
     await assert.rejects(blocker);
     await tick();
@@ -237,6 +239,24 @@ describe('DnsCache: lookups in flight are bounded per client', () => {
     await tick();
     held.of('three.example')[0]?.answer({ addresses: ['93.184.216.34'], ttlSeconds: 60 });
     assert.deepEqual(await next, ['93.184.216.34']);
+  });
+});
+
+describe('DnsCache: busy, not unresolvable', () => {
+  test('a lookup that timed out only waiting for a slot is DnsBusyError', async () => {
+    const held = heldResolver();
+    const dns = new DnsCache({ resolver: held.resolver, timeoutMs: 200 });
+    const bound = new LookupBound({ perClient: 1, total: 10 });
+    // The client's only slot is held by its other lookups for the whole test.
+    const releaseOther = await bound.acquire('user:1', new AbortController().signal);
+    await assert.rejects(dns.lookup('waits.example', bound, 'user:1'), DnsBusyError);
+    releaseOther();
+    // One that was asked and got no answer is a plain timeout.
+    await assert.rejects(dns.lookup('slow.example', bound, 'user:1'), (err: unknown) => {
+      assert.ok(err instanceof DnsTimeoutError && !(err instanceof DnsBusyError));
+      return true;
+    });
+    assert.equal(held.of('waits.example').length, 0);
   });
 });
 

@@ -13,7 +13,15 @@ export const DNS_LIMITS = BOUNDS.dns;
 
 /** Why a lookup did not end in an answer within the deadline. */
 export class DnsTimeoutError extends Error {
-  readonly code = 'ETIMEOUT';
+  readonly code: string = 'ETIMEOUT';
+}
+
+/**
+ * The lookup timed out only waiting for a slot of the bound (the client's other lookups filled
+ * it): the name was never asked, so this says nothing about the name.
+ */
+export class DnsBusyError extends DnsTimeoutError {
+  override readonly code = 'EBUSY';
 }
 
 interface ClientState {
@@ -89,6 +97,13 @@ export class LookupBound {
     return this.#running;
   }
 
+  /** Requests waiting for a slot now, in all. */
+  get waiting(): number {
+    let n = 0;
+    for (const state of this.#clients.values()) n += state.queue.length;
+    return n;
+  }
+
   #forget(client: string, state: ClientState): void {
     if (state.running === 0 && state.queue.length === 0) this.#clients.delete(client);
   }
@@ -146,7 +161,8 @@ export class DnsCache {
    * shared with every concurrent lookup of the name. A query is started under `client`'s slot
    * in `bound`; a lookup that joins a query still waiting for its slot also asks for a slot of
    * its own, and the first slot granted runs it, so nobody waits on another client's bound.
-   * Rejects with the resolver's error (cached like an answer) or DnsTimeoutError.
+   * Rejects with the resolver's error (cached like an answer), DnsTimeoutError, or DnsBusyError
+   * when no slot was had in time (the name was never asked).
    */
   lookup(name: string, bound: LookupBound, client: string): Promise<string[]> {
     const cached = this.#entries.get(name);
@@ -162,14 +178,22 @@ export class DnsCache {
     const query = pending;
     query.waiters++;
     const deadline = new AbortController();
+    /** Aborts this lookup's own wait for a slot once it no longer needs one. */
+    const slot = new AbortController();
     const timer = setTimeout(
-      () => deadline.abort(new DnsTimeoutError(`no answer for ${name} in ${this.#timeoutMs} ms`)),
+      () =>
+        deadline.abort(
+          query.started
+            ? new DnsTimeoutError(`no answer for ${name} in ${this.#timeoutMs} ms`)
+            : new DnsBusyError(`no lookup slot for ${name} in ${this.#timeoutMs} ms`),
+        ),
       this.#timeoutMs,
     );
     // A lookup alone never keeps the process alive (the request waiting on it does).
     timer.unref();
     const leave = (): void => {
       clearTimeout(timer);
+      slot.abort();
       query.waiters--;
       if (query.waiters > 0) return;
       // Nobody waits any more: a query not yet started never will be, and one running gives
@@ -179,7 +203,7 @@ export class DnsCache {
       else if (this.#pending.get(name) === query) this.#pending.delete(name);
     };
     if (!query.started) {
-      bound.acquire(client, deadline.signal).then(
+      bound.acquire(client, slot.signal).then(
         (release) => {
           if (query.started) release();
           else query.start(release);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { describe, test } from 'node:test';
 import { AppError } from '../../../domain/errors.ts';
+import { DnsCache, LookupBound } from './dns-cache.ts';
 import type { EgressPolicy } from './policy.ts';
 import {
   addressSet,
@@ -162,6 +163,32 @@ describe('checkDestination', () => {
  * docs/egress.md, "Refused destinations": the host's own addresses. Pure-function checks: nothing here
  * connects anywhere, and the public-looking interface address is injected.
  */
+describe('lookup bound', () => {
+  test('a lookup that found no slot in time is 503 overloaded, not unresolvable', async () => {
+    const dns = new DnsCache({
+      resolver: { resolve: () => new Promise(() => {}) },
+      timeoutMs: 200,
+    });
+    const bound = new LookupBound({ perClient: 1, total: 10 });
+    const p = policy({ resolve: (name, client) => dns.lookup(name, bound, client) });
+    const releaseOther = await bound.acquire('user:1', new AbortController().signal);
+    await assert.rejects(checkDestination(p, 'next.example', 443, 'user:1'), (err: unknown) => {
+      assert.ok(err instanceof AppError);
+      assert.equal(err.code, 'overloaded');
+      assert.match(err.headers?.['Retry-After'] ?? '', /^[1-9]\d*$/);
+      return true;
+    });
+    releaseOther();
+    const first = checkDestination(p, 'dead.example', 443, 'user:1');
+    // The name that was asked and never answered is still "could not resolve".
+    await assert.rejects(first, (err: unknown) => {
+      assert.ok(err instanceof AppError);
+      assert.equal(err.code, 'target_unreachable');
+      return true;
+    });
+  });
+});
+
 describe("the host's own interface addresses", () => {
   const OWN = '1.2.3.7';
   const own = () => addressSet(['127.0.0.1', '::1', OWN, '2a01:4f8::7', 'fe80::1']);
@@ -177,20 +204,24 @@ describe("the host's own interface addresses", () => {
       ...overrides,
     });
 
-  test('count as loopback on every port, literal or resolved', async () => {
+  test('are refused on every port, literal or resolved, as non-public', async () => {
     const p = withOwn();
     for (const port of [80, 443, 22, 5432, 6379, 65535]) {
       await assert.rejects(
         checkDestination(p, OWN, port),
-        notAllowed(`url host ${OWN} is a loopback address`),
+        notAllowed(`url host ${OWN} is a non-public address`),
       );
     }
-    await assert.rejects(checkDestination(p, `::ffff:${OWN}`, 80), notAllowed('loopback'));
-    await assert.rejects(checkDestination(p, '[2a01:4f8::7]', 443), notAllowed('loopback'));
+    await assert.rejects(checkDestination(p, `::ffff:${OWN}`, 80), notAllowed('non-public'));
+    await assert.rejects(checkDestination(p, '[2a01:4f8::7]', 443), notAllowed('non-public'));
+    // Encoded forms of the own IPv4 address are the own address too.
+    for (const encoded of [`64:ff9b::${OWN}`, '2002:102:307::1', `::ffff:${OWN}`]) {
+      await assert.rejects(checkDestination(p, encoded, 443), notAllowed('non-public'));
+    }
     for (const name of ['www.example', 'dual.example']) {
       await assert.rejects(checkDestination(p, name, 443), (err: unknown) => {
-        notAllowed(`url host ${name} resolves to a loopback address`)(err);
-        assert.doesNotMatch((err as Error).message, /1\.2\.3|2a01/);
+        notAllowed(`url host ${name} resolves to a non-public address`)(err);
+        assert.doesNotMatch((err as Error).message, /1\.2\.3|2a01|loopback/);
         return true;
       });
     }
@@ -204,12 +235,27 @@ describe("the host's own interface addresses", () => {
   test('EGRESS_ALLOWLIST host:port lets one through on that port only', async () => {
     const p = withOwn({ allowlist: parseAllowlist(`${OWN}:8443,www.example:443`) });
     assert.deepEqual(await checkDestination(p, OWN, 8443), { address: OWN, family: 4 });
-    await assert.rejects(checkDestination(p, OWN, 8444), notAllowed('loopback'));
+    await assert.rejects(checkDestination(p, OWN, 8444), notAllowed('non-public'));
     assert.deepEqual(await checkDestination(p, 'www.example', 443), { address: OWN, family: 4 });
-    await assert.rejects(checkDestination(p, 'www.example', 80), notAllowed('loopback'));
-    // ... but never the service's own port.
+    await assert.rejects(checkDestination(p, 'www.example', 80), notAllowed('non-public'));
+    // ... but never the service's own port, and the text does not say it is the service.
     const self = withOwn({ allowlist: parseAllowlist(`${OWN}:3000`), selfPorts: [3000] });
-    await assert.rejects(checkDestination(self, OWN, 3000), notAllowed('this service'));
+    await assert.rejects(
+      checkDestination(self, OWN, 3000),
+      notAllowed(`url host ${OWN} is a non-public address`),
+    );
+  });
+
+  test('an own address in a refused range says that range', async () => {
+    const p = withOwn();
+    await assert.rejects(
+      checkDestination(p, 'fe80::1', 443),
+      notAllowed('url host fe80::1 is a link-local address'),
+    );
+    await assert.rejects(
+      checkDestination(p, '127.0.0.1', 443),
+      notAllowed('url host 127.0.0.1 is a loopback address'),
+    );
   });
 
   test('by default the list is read from os.networkInterfaces()', () => {

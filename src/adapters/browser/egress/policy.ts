@@ -9,11 +9,12 @@ import { AppError, isAppError } from '../../../domain/errors.ts';
 import {
   canonicalIp,
   classifyAddress,
+  embeddedIpv4,
   isValidHostName,
   parseHostLiteral,
   unmapIp,
 } from './address.ts';
-import { DNS_LIMITS, DnsCache, LookupBound } from './dns-cache.ts';
+import { DNS_LIMITS, DnsBusyError, DnsCache, LookupBound } from './dns-cache.ts';
 import { systemResolver } from './resolver.ts';
 
 export interface EgressPolicy {
@@ -140,8 +141,15 @@ function localInterfaceAddresses(): Set<string> {
   );
 }
 
-function isLocalAddress(policy: EgressPolicy, canonical: string): boolean {
-  return (policy.localAddresses ?? systemInterfaceAddresses)().has(unmapIp(canonical));
+/**
+ * Whether an address is one of the machine's own, also when an IPv6 form carries it
+ * (IPv4-mapped, NAT64, 6to4: whatever the classifier reads an IPv4 address out of).
+ */
+export function isLocalAddress(policy: EgressPolicy, canonical: string): boolean {
+  const own = (policy.localAddresses ?? systemInterfaceAddresses)();
+  if (own.has(unmapIp(canonical))) return true;
+  const embedded = embeddedIpv4(canonical);
+  return embedded !== null && own.has(embedded);
 }
 
 /**
@@ -188,6 +196,7 @@ function defaultResolve(hostname: string, client: string): Promise<string[]> {
 
 const CATEGORY_PHRASES: Record<string, string> = {
   'carrier-grade-nat': 'a carrier-grade NAT',
+  'non-public': 'a non-public',
   'cloud-metadata': 'a cloud metadata',
   'ietf-protocol': 'an IETF protocol assignment',
   'link-local': 'a link-local',
@@ -236,8 +245,8 @@ const SERVICE_CLIENT = 'service';
  * returned addresses is not allowed. Non-public addresses, and the machine's own interface
  * addresses, are refused unless allowlisted; the service's own ports are always refused.
  *
- * Throws AppError `url_not_allowed` on refusal and `target_unreachable` when the name does not
- * resolve. Messages name the host as given and the reason class, never an address.
+ * Throws AppError `url_not_allowed` on refusal, `target_unreachable` when the name does not
+ * resolve, and `overloaded` (Retry-After) when no lookup slot was had in time. Messages name the host as given and the reason class, never an address.
  */
 export async function checkDestination(
   policy: EgressPolicy,
@@ -254,6 +263,13 @@ export async function checkDestination(
     resolved = await (policy.resolve ?? defaultResolve)(name, client);
   } catch (err) {
     if (isAppError(err)) throw err;
+    // The client's own lookups filled its bound: busy, not a name that does not resolve.
+    if (err instanceof DnsBusyError) {
+      throw new AppError('overloaded', 'too many host name lookups in flight; retry shortly', {
+        headers: { 'Retry-After': '2' },
+        cause: err,
+      });
+    }
     throw new AppError('target_unreachable', `could not resolve host ${shown}`, { cause: err });
   }
   const addresses: string[] = [];
@@ -297,8 +313,9 @@ export function screenDestination(
 
 /**
  * The verdict on every address of a destination. An address of the machine's own interfaces
- * is loopback whatever its range (a public address bound by a local service is still the
- * host). The message says which class refused it, never which address.
+ * is refused whatever its range (a public address bound by a local service is still the
+ * host), unless allowlisted; this service's own ports never pass. The message says which class
+ * refused it (its range's, or "non-public" for an own public address), never which address.
  */
 function judge(
   policy: EgressPolicy,
@@ -309,16 +326,17 @@ function judge(
   verb: 'is' | 'resolves to',
 ): CheckedDestination {
   for (const address of addresses) {
-    if (isSelf(policy, address, port)) {
-      throw new AppError('url_not_allowed', `url host ${shown} points at this service`);
-    }
-    const verdict = isLocalAddress(policy, address)
-      ? { allowed: false, category: 'loopback' }
-      : classifyAddress(address);
-    if (!verdict.allowed && !isAllowlisted(policy, name, address, port)) {
+    // This service and the machine's own addresses are refused like any address of their
+    // range; the text never tells them apart (a page could map the host's ports or addresses
+    // through the refusal page drawn in its screenshot).
+    const self = isSelf(policy, address, port);
+    const verdict = classifyAddress(address);
+    const refused = self || !verdict.allowed || isLocalAddress(policy, address);
+    if (refused && (self || !isAllowlisted(policy, name, address, port))) {
+      const category = verdict.allowed ? 'non-public' : verdict.category;
       throw new AppError(
         'url_not_allowed',
-        `url host ${shown} ${verb} ${describe(verdict.category)} address`,
+        `url host ${shown} ${verb} ${describe(category)} address`,
       );
     }
   }

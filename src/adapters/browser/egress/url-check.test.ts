@@ -333,12 +333,23 @@ describe('checkTargetUrl with an allowlist', () => {
       selfPorts: [PORT],
       resolve: r.resolve,
     });
-    await refused(p, `http://127.0.0.1:${PORT}/`, 'points at this service');
-    await refused(p, `http://localhost:${PORT}/`, 'this service');
-    await refused(p, `http://[::1]:${PORT}/`, 'this service');
-    await refused(p, `http://0.0.0.0:${PORT}/`, 'this service');
-    await refused(p, `http://[::ffff:127.0.0.1]:${PORT}/`, 'this service');
-    await refused(p, `http://self.example:${PORT}/`, 'this service');
-    await refused(p, `http://127.3.4.5:${PORT}/`, 'this service');
+    // The same text as any loopback refusal: a port scan cannot tell this service's ports.
+    await refused(p, `http://127.0.0.1:${PORT}/`, 'url host 127.0.0.1 is a loopback address');
+    await refused(
+      p,
+      `http://localhost:${PORT}/`,
+      'url host localhost resolves to a loopback address',
+    );
+    await refused(p, `http://[::1]:${PORT}/`, 'url host ::1 is a loopback address');
+    await refused(p, `http://0.0.0.0:${PORT}/`, 'url host 0.0.0.0 is an unspecified address');
+    await refused(p, `http://[::ffff:127.0.0.1]:${PORT}/`, 'is a loopback address');
+    await refused(p, `http://self.example:${PORT}/`, 'self.example resolves to a loopback address');
+    await refused(p, `http://127.3.4.5:${PORT}/`, 'url host 127.3.4.5 is a loopback address');
+    for (const raw of [`http://127.0.0.1:${PORT}/`, `http://self.example:${PORT}/`]) {
+      await assert.rejects(checkTargetUrl(p, parseTargetUrl(raw)), (err: unknown) => {
+        assert.doesNotMatch((err as Error).message, /service/);
+        return true;
+      });
+    }
   });
 });
