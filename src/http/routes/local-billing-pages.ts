@@ -39,6 +39,9 @@ export function registerLocalBillingPages(app: App, deps: RouteDeps): void {
         return sendPage(reply, dashboard, checkoutPageHtml(request.params.id, view));
       },
     );
+    scope.post(`${LOCAL_BILLING_PATH}/checkout/:id/complete`, { schema }, async (request, reply) =>
+      reply.redirect(await local.completeCheckout(request.params.id), 303),
+    );
     scope.post(`${LOCAL_BILLING_PATH}/checkout/:id/cancel`, { schema }, async (request, reply) =>
       reply.redirect(await local.abandonCheckout(request.params.id), 303),
     );
