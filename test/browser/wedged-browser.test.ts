@@ -1,7 +1,8 @@
 /**
  * A browser that is connected but no longer answers (here: SIGSTOPped). A capture that cannot
- * get a page from it is a 503 with Retry-After, never a 500 (DECISIONS.md section 11), and
- * the browser is replaced so the next captures work again.
+ * get a page from it is a 503 with Retry-After, never a 500
+ * (docs/security.md, "No browser, no 500"), and the browser is replaced so the next captures
+ * work again.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
