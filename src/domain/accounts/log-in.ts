@@ -1,4 +1,4 @@
-import { demoClientKey } from '../captures/demo-capture.ts';
+import { clientIpKey } from '../client-ip.ts';
 import type { DomainContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import { decoyHash, verifyPassword } from '../passwords.ts';
@@ -23,7 +23,7 @@ export async function logIn(
   const email = options.email.trim().toLowerCase();
   const { byEmail, byIp } = ctx.loginThrottle;
   // IPv6 clients by /64, like the demo: one subscriber usually holds the whole /64.
-  const client = demoClientKey(options.ip);
+  const client = clientIpKey(options.ip);
   const [emailTake, ipTake] = await Promise.all([byEmail.take(email), byIp.take(client)]);
   if (!emailTake.allowed || !ipTake.allowed) {
     await Promise.all([

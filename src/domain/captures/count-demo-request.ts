@@ -1,6 +1,6 @@
+import { clientIpKey } from '../client-ip.ts';
 import { AppError } from '../errors.ts';
 import type { WindowCounter } from '../limits.ts';
-import { demoClientKey } from './demo-capture.ts';
 
 /**
  * The demo's hourly request budget per client (IPv6 by /64), beside the daily allowance of
@@ -12,7 +12,7 @@ export async function countDemoRequest(
   ctx: { clock: () => number; demoRequests: WindowCounter },
   options: { ip: string },
 ): Promise<void> {
-  const taken = await ctx.demoRequests.take(`${demoClientKey(options.ip)}|requests`);
+  const taken = await ctx.demoRequests.take(`${clientIpKey(options.ip)}|requests`);
   if (taken.allowed) return;
   const limit = ctx.demoRequests.limit;
   const retryMs = Math.max(1, taken.resetAt - ctx.clock());

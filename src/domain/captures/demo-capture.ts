@@ -1,29 +1,10 @@
-import { isIPv6 } from 'node:net';
 import { dayBounds } from '../../lib/time.ts';
+import { clientIpKey } from '../client-ip.ts';
 import { AppError } from '../errors.ts';
 import type { WindowCounter } from '../limits.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import type { CaptureContext } from './ports.ts';
 import { type Allowance, runCapture } from './run-capture.ts';
-
-/**
- * The client a demo allowance belongs to: the IPv4 address, or the /64 of an IPv6 one (a
- * single subscriber usually holds a whole /64, so per-address counting would be no limit).
- */
-export function demoClientKey(ip: string): string {
-  const bare = ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
-  if (!isIPv6(bare)) return bare;
-  const [head = '', tail = ''] = bare.split('::');
-  const headParts = head ? head.split(':') : [];
-  const tailParts = tail ? tail.split(':') : [];
-  const groups = bare.includes('::')
-    ? [...headParts, ...Array(8 - headParts.length - tailParts.length).fill('0'), ...tailParts]
-    : headParts;
-  return `${groups
-    .slice(0, 4)
-    .map((g) => Number.parseInt(g || '0', 16).toString(16))
-    .join(':')}::/64`;
-}
 
 /**
  * POST /demo/screenshot: the capture pipeline for an anonymous caller on the demo plan (URL
@@ -35,7 +16,7 @@ export async function demoCapture(
   options: { url: string; ip: string },
 ): Promise<{ record: ScreenshotRecord; cached: boolean }> {
   const plan = ctx.plans.demo;
-  const clientKey = demoClientKey(options.ip);
+  const clientKey = clientIpKey(options.ip);
   const client = `demo:${clientKey}`;
   const { record, cached } = await runCapture(ctx, {
     // URL only: the rest is the demo plan's fixed image.
