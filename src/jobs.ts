@@ -6,7 +6,7 @@
 import type { RunExclusive } from './adapters/db/exclusive.ts';
 import type { PrunableCounters } from './adapters/limits/postgres.ts';
 import type { Metrics } from './adapters/metrics/metrics.ts';
-import { BILLING_LIMITS } from './domain/billing/ports.ts';
+import { BOUNDS } from './domain/bounds.ts';
 import { sweepExpired } from './domain/captures/sweep-expired.ts';
 import type { ImageStorage } from './domain/image-storage.ts';
 import type { Store } from './domain/store.ts';
@@ -70,7 +70,7 @@ export function createBillingHousekeeping(options: {
   const { store, clock, local } = options;
   return async () => {
     const moved = local ? await local.settleDue() : 0;
-    await store.billing.pruneEvents(clock() - BILLING_LIMITS.eventRetentionMs);
+    await store.billing.pruneEvents(clock() - BOUNDS.billing.eventRetentionMs);
     return moved;
   };
 }

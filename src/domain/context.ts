@@ -1,5 +1,4 @@
 import type { Clock } from '../lib/time.ts';
-import { BOUNDS } from './bounds.ts';
 import type { CounterFactory, WindowCounter } from './limits.ts';
 import type { PlanTable } from './plans.ts';
 import type { Store } from './store.ts';
@@ -12,6 +11,3 @@ export interface DomainContext {
   counters: CounterFactory;
   loginThrottle: { byEmail: WindowCounter; byIp: WindowCounter };
 }
-
-/** Bounds of the account surface: the `account` part of the bounds table (domain/bounds.ts). */
-export const ACCOUNT_LIMITS = BOUNDS.account;

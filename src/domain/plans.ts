@@ -115,17 +115,14 @@ const positiveInt =
       : `must be an integer from 1 to ${max}`;
 const bool: FieldCheck = (v) => (typeof v === 'boolean' ? null : 'must be true or false');
 
-const FIELDS = BOUNDS.planFields;
-const { minDeviceScaleFactor: MIN_DSF, maxDeviceScaleFactor: MAX_DSF } = BOUNDS.capture;
-
 const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
-  monthly_quota: positiveIntOrNull(FIELDS.maxQuota),
-  daily_quota: positiveIntOrNull(FIELDS.maxQuota),
-  rate_per_minute: positiveIntOrNull(FIELDS.maxRatePerMinute),
-  requests_per_hour: positiveIntOrNull(FIELDS.maxRequestsPerHour),
-  concurrent_renders: positiveInt(FIELDS.maxConcurrentRenders),
-  max_width: positiveInt(FIELDS.maxViewport),
-  max_height: positiveInt(FIELDS.maxViewport),
+  monthly_quota: positiveIntOrNull(BOUNDS.planFields.maxQuota),
+  daily_quota: positiveIntOrNull(BOUNDS.planFields.maxQuota),
+  rate_per_minute: positiveIntOrNull(BOUNDS.planFields.maxRatePerMinute),
+  requests_per_hour: positiveIntOrNull(BOUNDS.planFields.maxRequestsPerHour),
+  concurrent_renders: positiveInt(BOUNDS.planFields.maxConcurrentRenders),
+  max_width: positiveInt(BOUNDS.planFields.maxViewport),
+  max_height: positiveInt(BOUNDS.planFields.maxViewport),
   formats: (v) =>
     Array.isArray(v) &&
     v.length > 0 &&
@@ -134,12 +131,15 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
       ? null
       : 'must be a non-empty list of distinct formats among png, jpeg, webp',
   max_device_scale_factor: (v) =>
-    typeof v === 'number' && v >= MIN_DSF && v <= MAX_DSF
+    typeof v === 'number' &&
+    v >= BOUNDS.capture.minDeviceScaleFactor &&
+    v <= BOUNDS.capture.maxDeviceScaleFactor
       ? null
-      : `must be a number from ${MIN_DSF} to ${MAX_DSF}`,
+      : `must be a number from ${BOUNDS.capture.minDeviceScaleFactor} to ` +
+        `${BOUNDS.capture.maxDeviceScaleFactor}`,
   full_page: bool,
   fresh: bool,
-  retention_hours: positiveInt(FIELDS.maxRetentionHours),
+  retention_hours: positiveInt(BOUNDS.planFields.maxRetentionHours),
   listable: bool,
   price_cents: (v) =>
     Number.isInteger(v) && (v as number) >= 0 ? null : 'must be a non-negative integer',

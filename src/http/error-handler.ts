@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BOUNDS } from '../domain/bounds.ts';
 import { AppError, isAppError } from '../domain/errors.ts';
 import { describeValidationError } from './validation.ts';
 
@@ -14,7 +15,10 @@ export function sendAppError(reply: FastifyReply, err: AppError): FastifyReply {
 }
 
 /** Maps everything that can go wrong to the shapes of docs/errors.md. */
-export function toAppError(err: FastifyError | Error): AppError | null {
+export function toAppError(
+  err: FastifyError | Error,
+  bodyLimitBytes: number = BOUNDS.http.bodyBytes,
+): AppError | null {
   if (isAppError(err)) return err;
   const fe = err as FastifyError;
   if (fe.validation && fe.validation.length > 0) {
@@ -27,7 +31,10 @@ export function toAppError(err: FastifyError | Error): AppError | null {
   }
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'request body is larger than 64 KiB');
+      return new AppError(
+        'payload_too_large',
+        `request body is larger than ${bodyLimitBytes / 1024} KiB`,
+      );
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       // 400, not 415: every malformed body is a 400 (docs/errors.md).
       return new AppError('invalid_request', 'body must be JSON (Content-Type: application/json)');
@@ -47,7 +54,8 @@ export function toAppError(err: FastifyError | Error): AppError | null {
 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const appError = toAppError(err);
+    // A route with its own body limit (the payment webhook) names that one.
+    const appError = toAppError(err, request.routeOptions.bodyLimit ?? BOUNDS.http.bodyBytes);
     if (appError) {
       if (appError.status >= 500) {
         request.log.error(

@@ -6,10 +6,6 @@ import type { WindowCounter, WindowState } from '../domain/limits.ts';
 import type { PlanName } from '../domain/plans.ts';
 import { requireApiKey } from './auth.ts';
 
-/** Requests per minute per account on the programmatic endpoints other than capture. */
-export const OTHER_ENDPOINTS_PER_MINUTE = BOUNDS.rates.otherEndpointsPerMinute;
-const MINUTE_MS = BOUNDS.rates.windowMs;
-
 /**
  * Per-minute counters per account (shared by all its keys), one per plan so a plan
  * change applies its own limit on the very next request.
@@ -23,8 +19,8 @@ export class RateLimits {
     this.ctx = ctx;
     this.other = ctx.counters.create({
       name: 'api-other',
-      limit: OTHER_ENDPOINTS_PER_MINUTE,
-      windowMs: MINUTE_MS,
+      limit: BOUNDS.rates.otherEndpointsPerMinute,
+      windowMs: BOUNDS.rates.windowMs,
     });
   }
 
@@ -33,7 +29,11 @@ export class RateLimits {
     if (limit === null) return null;
     let counter = this.capture.get(plan);
     if (!counter) {
-      counter = this.ctx.counters.create({ name: `capture-${plan}`, limit, windowMs: MINUTE_MS });
+      counter = this.ctx.counters.create({
+        name: `capture-${plan}`,
+        limit,
+        windowMs: BOUNDS.rates.windowMs,
+      });
       this.capture.set(plan, counter);
     }
     return counter;

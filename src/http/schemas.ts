@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from 'typebox';
+import { BOUNDS } from '../domain/bounds.ts';
 
 /** Shared response shapes. Every route lists every status it can answer. */
 export const ErrorBody = Type.Object(
@@ -30,13 +31,16 @@ export const SuccessBody = Type.Object({ success: Type.Boolean(), message: Type.
 const ref = (description: string) =>
   Type.Unsafe<Static<typeof ErrorBody>>({ ...Type.Ref('ErrorBody'), description });
 
+/** The 413 answer of a route whose body may be at most `bytes`. */
+export const tooLarge = (bytes: number) => ref(`Body larger than ${bytes / 1024} KiB.`);
+
 export const errors = {
   400: ref('Malformed request; the message names the problem.'),
   401: ref('Missing or invalid credentials.'),
   403: ref('Cross-site request refused.'),
   404: ref('Not found.'),
   409: ref('Conflict.'),
-  413: ref('Body larger than 64 KiB.'),
+  413: tooLarge(BOUNDS.http.bodyBytes),
   429: RateLimitBody,
   500: ref('Unexpected server error.'),
   502: ref('The target could not be reached.'),

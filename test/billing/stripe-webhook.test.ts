@@ -116,6 +116,16 @@ describeEachDatabase('Stripe webhooks', (db) => {
     return { status: res.status, body: (await res.json()) as { outcome?: string; error?: string } };
   }
 
+  it('takes deliveries up to 512 KiB and names that bound in the 413 beyond it', async () => {
+    const padded = JSON.stringify({ id: 'evt_big', type: 'ping', pad: 'x'.repeat(300 * 1024) });
+    const ok = await deliver(padded, sign(padded));
+    assert.notEqual(ok.status, 413);
+    const huge = JSON.stringify({ id: 'evt_huge', type: 'ping', pad: 'x'.repeat(600 * 1024) });
+    const res = await deliver(huge, sign(huge));
+    assert.equal(res.status, 413);
+    assert.deepEqual(await res.json(), { error: 'request body is larger than 512 KiB' });
+  });
+
   async function subscribed() {
     const account = await signUp(t);
     const customer = `cus_${randomBytes(6).toString('hex')}`;

@@ -9,9 +9,6 @@ import { BOUNDS } from '../../domain/bounds.ts';
  * WEBHOOK_SIGNATURE_HEADER (domain/billing/ports.ts).
  */
 
-/** How far the signed timestamp may be from our clock, either way. */
-export const WEBHOOK_TOLERANCE_SECONDS = BOUNDS.billing.webhookToleranceSeconds;
-
 export type SignatureCheck = 'ok' | 'missing' | 'malformed' | 'mismatch' | 'stale' | 'future';
 
 const hmacHex = (secret: string, timestamp: number, payload: string): string =>
@@ -56,7 +53,7 @@ export function verifyWebhookSignature(input: {
   }
   if (!matched) return 'mismatch';
 
-  const tolerance = input.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS;
+  const tolerance = input.toleranceSeconds ?? BOUNDS.billing.webhookToleranceSeconds;
   const age = Math.floor(input.now / 1000) - timestamp;
   if (age > tolerance) return 'stale';
   if (age < -tolerance) return 'future';

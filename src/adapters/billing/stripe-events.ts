@@ -1,6 +1,7 @@
 import type { BillingEvent, SubscriptionStatus } from '../../domain/billing/subscription-state.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { AppError } from '../../domain/errors.ts';
-import { verifyWebhookSignature, WEBHOOK_TOLERANCE_SECONDS } from './signature.ts';
+import { verifyWebhookSignature } from './signature.ts';
 
 /**
  * Stripe's event JSON (which the local provider produces too) into a BillingEvent. Reads
@@ -45,7 +46,7 @@ export function parseSignedEvent(input: {
   if (check === 'stale' || check === 'future') {
     throw new AppError(
       'invalid_request',
-      `webhook timestamp is more than ${WEBHOOK_TOLERANCE_SECONDS} seconds from now`,
+      `webhook timestamp is more than ${BOUNDS.billing.webhookToleranceSeconds} seconds from now`,
     );
   }
   if (check !== 'ok') throw new AppError('invalid_request', 'invalid webhook signature');

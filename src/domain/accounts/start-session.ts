@@ -1,5 +1,6 @@
 import { randomToken, sha256Hex } from '../../lib/crypto.ts';
-import { ACCOUNT_LIMITS, type DomainContext } from '../context.ts';
+import { BOUNDS } from '../bounds.ts';
+import type { DomainContext } from '../context.ts';
 
 /**
  * A fresh server-side session: the cookie carries 256 random bits, the database only their
@@ -11,7 +12,7 @@ export async function startSession(
 ): Promise<{ token: string; expiresAt: number }> {
   const token = randomToken(32);
   const now = ctx.clock();
-  const expiresAt = now + ACCOUNT_LIMITS.sessionLifetimeMs;
+  const expiresAt = now + BOUNDS.account.sessionLifetimeMs;
   await ctx.store.sessions.create({
     idHash: sha256Hex(token),
     userId: options.userId,

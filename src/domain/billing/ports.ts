@@ -1,4 +1,3 @@
-import { BOUNDS } from '../bounds.ts';
 import type { DomainContext } from '../context.ts';
 import type { BillingEvent } from './subscription-state.ts';
 
@@ -45,9 +44,6 @@ export interface BillingContext extends DomainContext {
   /** Where the provider sends the browser back: the dashboard (docs/api.md, "Billing"). */
   returnUrls: { success: string; cancel: string; portal: string };
 }
-
-/** The `billing` part of the bounds table (domain/bounds.ts). */
-export const BILLING_LIMITS = BOUNDS.billing;
 
 /** Where the local provider's checkout and portal pages are served (http/routes/local-billing-pages.ts). */
 export const LOCAL_BILLING_PATH = '/billing/local';

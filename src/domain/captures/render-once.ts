@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { BOUNDS } from '../bounds.ts';
 import { AppError } from '../errors.ts';
 import type { ScreenshotRecord } from '../store.ts';
-import { CAPTURE_LIMITS, type CaptureContext, type FlightResult } from './ports.ts';
+import type { CaptureContext, FlightResult } from './ports.ts';
 
 /** How often a node waiting on another node's render looks for its record. */
 const WAIT_POLL_MS = 100;
@@ -60,7 +61,7 @@ async function acrossNodes(
     const now = ctx.clock();
     const hit = await ctx.store.screenshots.findCached(
       cacheKey,
-      now - CAPTURE_LIMITS.cacheTtlMs,
+      now - BOUNDS.capture.cacheTtlMs,
       now,
     );
     return hit ? { ...hit, renderMs: null } : null;

@@ -1,5 +1,6 @@
 import { generateApiKey } from '../api-key-format.ts';
-import { ACCOUNT_LIMITS, type DomainContext } from '../context.ts';
+import { BOUNDS } from '../bounds.ts';
+import type { DomainContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { ApiKeyRecord } from '../store.ts';
 
@@ -9,10 +10,10 @@ export async function createKey(
   options: { userId: number; name?: string | undefined },
 ): Promise<ApiKeyRecord & { key: string }> {
   const name = (options.name ?? '').trim() || 'default';
-  if (name.length > ACCOUNT_LIMITS.keyNameMax) {
+  if (name.length > BOUNDS.account.keyNameMax) {
     throw new AppError(
       'invalid_request',
-      `name must be at most ${ACCOUNT_LIMITS.keyNameMax} characters`,
+      `name must be at most ${BOUNDS.account.keyNameMax} characters`,
     );
   }
   const { key, prefix, hash } = generateApiKey();
@@ -22,12 +23,12 @@ export async function createKey(
     prefix,
     keyHash: hash,
     now: ctx.clock(),
-    maxActive: ACCOUNT_LIMITS.maxActiveKeys,
+    maxActive: BOUNDS.account.maxActiveKeys,
   });
   if (created === 'limit_reached') {
     throw new AppError(
       'invalid_request',
-      `key limit reached (${ACCOUNT_LIMITS.maxActiveKeys} active keys)`,
+      `key limit reached (${BOUNDS.account.maxActiveKeys} active keys)`,
     );
   }
   return { ...created, key };

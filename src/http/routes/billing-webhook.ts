@@ -2,11 +2,8 @@ import { Type } from 'typebox';
 import { WEBHOOK_SIGNATURE_HEADER } from '../../domain/billing/ports.ts';
 import { receiveWebhook } from '../../domain/billing/receive-webhook.ts';
 import { BOUNDS } from '../../domain/bounds.ts';
-import { errorResponses } from '../schemas.ts';
+import { errorResponses, tooLarge } from '../schemas.ts';
 import type { App, RouteDeps } from '../types.ts';
-
-/** Provider events can be larger than API requests (an invoice with many lines). */
-export const WEBHOOK_BODY_LIMIT_BYTES = BOUNDS.http.webhookBodyBytes;
 
 /**
  * POST /v1/billing/webhook: the payment provider's event deliveries. The signature covers
@@ -18,18 +15,19 @@ export function registerBillingWebhook(app: App, deps: RouteDeps): void {
     scope.removeContentTypeParser('application/json');
     scope.addContentTypeParser(
       'application/json',
-      { parseAs: 'string', bodyLimit: WEBHOOK_BODY_LIMIT_BYTES },
+      { parseAs: 'string', bodyLimit: BOUNDS.http.webhookBodyBytes },
       (_request, body, done) => done(null, body),
     );
     scope.post(
       '/v1/billing/webhook',
       {
-        bodyLimit: WEBHOOK_BODY_LIMIT_BYTES,
+        bodyLimit: BOUNDS.http.webhookBodyBytes,
         schema: {
           tags: ['billing'],
           summary: 'Payment provider events (Stripe webhook endpoint)',
           description:
-            'Signed with the `Stripe-Signature` header (HMAC-SHA256, 300-second tolerance, ' +
+            'Signed with the `Stripe-Signature` header (HMAC-SHA256, ' +
+            `${BOUNDS.billing.webhookToleranceSeconds}-second tolerance, ` +
             'several `v1` signatures accepted). Each event id is applied once; events older ' +
             'than the recorded state are acknowledged and ignored.',
           response: {
@@ -43,7 +41,8 @@ export function registerBillingWebhook(app: App, deps: RouteDeps): void {
                   'billing does not act on).',
               }),
             }),
-            ...errorResponses(400, 413, 500),
+            ...errorResponses(400, 500),
+            413: tooLarge(BOUNDS.http.webhookBodyBytes),
           },
         },
       },

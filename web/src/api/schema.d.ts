@@ -1952,7 +1952,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description Body larger than 64 KiB. */
+                /** @description Body larger than 512 KiB. */
                 413: {
                     headers: {
                         [name: string]: unknown;

@@ -1,15 +1,9 @@
-/** What the local provider keeps (on Stripe's side of the fence, were it Stripe), and its bounds. */
-import { BOUNDS } from '../../../domain/bounds.ts';
+/**
+ * What the local provider keeps (on Stripe's side of the fence, were it Stripe). Its bounds
+ * are the `billing.local...` entries of the bounds table (domain/bounds.ts).
+ */
 import type { Clock } from '../../../lib/time.ts';
 import type { LocalEvents } from './events.ts';
-
-/** Read from the bounds table (domain/bounds.ts, `billing`). */
-export const LOCAL_LIMITS = {
-  checkoutLifetimeMs: BOUNDS.billing.localCheckoutLifetimeMs,
-  portalLifetimeMs: BOUNDS.billing.localPortalLifetimeMs,
-  /** Subscriptions moved on per settle run. */
-  settleBatch: BOUNDS.billing.localSettleBatch,
-} as const;
 
 export interface LocalSession {
   /** Unguessable: the id is the capability to pay, abandon or manage. */

@@ -1,13 +1,14 @@
 /** Period ends: subscriptions set to cancel end, the others renew (as Stripe's would). */
+
+import { BOUNDS } from '../../../domain/bounds.ts';
 import type { LocalContext, LocalSubscription } from './records.ts';
-import { LOCAL_LIMITS } from './records.ts';
 
 /** Renews subscriptions whose period ended, or ends those set to cancel; how many moved. */
 export async function settleDue(ctx: LocalContext): Promise<number> {
   const { store, events } = ctx;
   const now = ctx.clock();
   let moved = 0;
-  for (const sub of await store.due(now, LOCAL_LIMITS.settleBatch)) {
+  for (const sub of await store.due(now, BOUNDS.billing.localSettleBatch)) {
     const from = sub.currentPeriodEnd;
     if (sub.cancelAtPeriodEnd) {
       const ended: LocalSubscription = { ...sub, status: 'canceled', updatedAt: now };

@@ -1,8 +1,10 @@
 /** The checkout and portal sessions in the store: opening them and finding them by id. */
+
+import { BOUNDS } from '../../../domain/bounds.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { randomBase62 } from '../../../lib/crypto.ts';
 import type { Clock } from '../../../lib/time.ts';
-import { LOCAL_LIMITS, type LocalBillingStore, type LocalSession } from './records.ts';
+import type { LocalBillingStore, LocalSession } from './records.ts';
 
 const CHECKOUT_ID = /^cs_local_[0-9A-Za-z]{43}$/;
 const PORTAL_ID = /^bps_local_[0-9A-Za-z]{43}$/;
@@ -26,7 +28,7 @@ export async function openCheckout(
     cancelUrl: input.cancelUrl,
     subscriptionId: null,
     createdAt: now,
-    expiresAt: now + LOCAL_LIMITS.checkoutLifetimeMs,
+    expiresAt: now + BOUNDS.billing.localCheckoutLifetimeMs,
   });
   return id;
 }
@@ -48,7 +50,7 @@ export async function openPortal(
     cancelUrl: null,
     subscriptionId: null,
     createdAt: now,
-    expiresAt: now + LOCAL_LIMITS.portalLifetimeMs,
+    expiresAt: now + BOUNDS.billing.localPortalLifetimeMs,
   });
   return id;
 }

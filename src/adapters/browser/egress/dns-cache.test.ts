@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DNS_LIMITS, DnsBusyError, DnsCache, DnsTimeoutError, LookupBound } from './dns-cache.ts';
+import { BOUNDS } from '../../../domain/bounds.ts';
+import { DnsBusyError, DnsCache, DnsTimeoutError, LookupBound } from './dns-cache.ts';
 import type { DnsAnswer, Resolver } from './resolver.ts';
 
 /**
@@ -63,14 +64,14 @@ describe('DnsCache: answers and their lifetime', () => {
     }
     assert.deepEqual(await ask('short.example'), ['93.184.216.34']);
 
-    now += DNS_LIMITS.minTtlMs - 1; // a 1 s TTL is held for 5 s
+    now += BOUNDS.dns.minTtlMs - 1; // a 1 s TTL is held for 5 s
     await ask('short.example');
     assert.equal(count('short.example'), 1);
     now += 2;
     await ask('short.example');
     assert.equal(count('short.example'), 2);
 
-    now += 60_000 - DNS_LIMITS.minTtlMs - 10; // the 60 s TTL as given
+    now += 60_000 - BOUNDS.dns.minTtlMs - 10; // the 60 s TTL as given
     await ask('mid.example');
     assert.equal(count('mid.example'), 1);
     now += 20;
@@ -80,7 +81,7 @@ describe('DnsCache: answers and their lifetime', () => {
     await ask('hosts.example'); // no TTL: 30 s, past by now
     assert.equal(count('hosts.example'), 2);
 
-    now += DNS_LIMITS.maxTtlMs; // a day's TTL is held 5 minutes at most
+    now += BOUNDS.dns.maxTtlMs; // a day's TTL is held 5 minutes at most
     await ask('long.example');
     assert.equal(count('long.example'), 2);
   });
@@ -107,7 +108,7 @@ describe('DnsCache: answers and their lifetime', () => {
     // Give the query's own timeout (same length) the moment to record its failure.
     await new Promise((resolve) => setTimeout(resolve, 50));
 
-    now += DNS_LIMITS.failureTtlMs - 1;
+    now += BOUNDS.dns.failureTtlMs - 1;
     for (const name of ['nx.example', 'servfail.example', 'empty.example', 'dead.example']) {
       await assert.rejects(ask(name));
       assert.equal(held.of(name).length, 1, `${name} asked again within 10 s`);

@@ -8,9 +8,6 @@ import { BOUNDS } from '../../../domain/bounds.ts';
 import { type Clock, systemClock } from '../../../lib/time.ts';
 import type { Resolver } from './resolver.ts';
 
-/** TTL clamps, timeouts and per-client bounds: the `dns` part of the bounds table. */
-export const DNS_LIMITS = BOUNDS.dns;
-
 /** Why a lookup did not end in an answer within the deadline. */
 export class DnsTimeoutError extends Error {
   readonly code: string = 'ETIMEOUT';
@@ -153,7 +150,7 @@ export class DnsCache {
   constructor(options: DnsCacheOptions) {
     this.#resolver = options.resolver;
     this.#clock = options.clock ?? systemClock;
-    this.#timeoutMs = options.timeoutMs ?? DNS_LIMITS.timeoutMs;
+    this.#timeoutMs = options.timeoutMs ?? BOUNDS.dns.timeoutMs;
   }
 
   /**
@@ -263,10 +260,10 @@ export class DnsCache {
             if (answer.addresses.length === 0) throw new Error(`no address for ${name}`);
             const ttlMs =
               answer.ttlSeconds === undefined
-                ? DNS_LIMITS.unknownTtlMs
+                ? BOUNDS.dns.unknownTtlMs
                 : Math.min(
-                    DNS_LIMITS.maxTtlMs,
-                    Math.max(DNS_LIMITS.minTtlMs, answer.ttlSeconds * 1000),
+                    BOUNDS.dns.maxTtlMs,
+                    Math.max(BOUNDS.dns.minTtlMs, answer.ttlSeconds * 1000),
                   );
             const addresses = [...answer.addresses];
             this.#store(name, { ok: true, addresses, expiresAt: this.#clock() + ttlMs });
@@ -276,7 +273,7 @@ export class DnsCache {
             this.#store(name, {
               ok: false,
               error,
-              expiresAt: this.#clock() + DNS_LIMITS.failureTtlMs,
+              expiresAt: this.#clock() + BOUNDS.dns.failureTtlMs,
             });
             settle.reject(error);
           })
@@ -293,7 +290,7 @@ export class DnsCache {
   #store(name: string, entry: Entry): void {
     this.#entries.delete(name);
     this.#entries.set(name, entry);
-    while (this.#entries.size > DNS_LIMITS.maxEntries) {
+    while (this.#entries.size > BOUNDS.dns.maxEntries) {
       const oldest = this.#entries.keys().next().value as string;
       this.#entries.delete(oldest);
     }

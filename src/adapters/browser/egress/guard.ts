@@ -4,8 +4,10 @@
  * proxy and the navigation checks apply to pages being rendered (a bound of its own, so pages
  * cannot starve the checks before a render). docs/egress.md, "DNS".
  */
+
+import { BOUNDS } from '../../../domain/bounds.ts';
 import type { TargetGuard } from '../../../domain/captures/ports.ts';
-import { DNS_LIMITS, DnsCache, LookupBound } from './dns-cache.ts';
+import { DnsCache, LookupBound } from './dns-cache.ts';
 import { addressSet, type EgressPolicy, parseAllowlist } from './policy.ts';
 import { type Resolver, systemResolver } from './resolver.ts';
 import { checkTargetUrl, parseTargetUrl, screenTargetUrl } from './url-check.ts';
@@ -34,10 +36,10 @@ export interface Egress {
 export function createEgress(options: EgressOptions): Egress {
   const dns = new DnsCache({ resolver: options.resolver ?? systemResolver() });
   const checkLookups = new LookupBound({
-    perClient: DNS_LIMITS.perClient,
-    total: DNS_LIMITS.total,
+    perClient: BOUNDS.dns.perClient,
+    total: BOUNDS.dns.total,
   });
-  const pageLookups = new LookupBound({ perClient: DNS_LIMITS.proxy, total: DNS_LIMITS.proxy });
+  const pageLookups = new LookupBound({ perClient: BOUNDS.dns.proxy, total: BOUNDS.dns.proxy });
   const interfaceAddresses = options.interfaceAddresses;
   const checkPolicy: EgressPolicy = {
     allowlist: parseAllowlist(options.allowlist),

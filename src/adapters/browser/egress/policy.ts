@@ -5,6 +5,7 @@
  */
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { BOUNDS } from '../../../domain/bounds.ts';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import {
   canonicalIp,
@@ -14,7 +15,7 @@ import {
   parseHostLiteral,
   unmapIp,
 } from './address.ts';
-import { DNS_LIMITS, DnsBusyError, DnsCache, LookupBound } from './dns-cache.ts';
+import { DnsBusyError, DnsCache, LookupBound } from './dns-cache.ts';
 import { systemResolver } from './resolver.ts';
 
 export interface EgressPolicy {
@@ -189,7 +190,7 @@ let defaultDns: { cache: DnsCache; bound: LookupBound } | undefined;
 function defaultResolve(hostname: string, client: string): Promise<string[]> {
   defaultDns ??= {
     cache: new DnsCache({ resolver: systemResolver() }),
-    bound: new LookupBound({ perClient: DNS_LIMITS.perClient, total: DNS_LIMITS.total }),
+    bound: new LookupBound({ perClient: BOUNDS.dns.perClient, total: BOUNDS.dns.total }),
   };
   return defaultDns.cache.lookup(hostname, defaultDns.bound, client);
 }

@@ -22,7 +22,7 @@ export interface Resolver {
 
 /**
  * c-ares gives up on a query after CARES_TRIES tries, the timeout doubling each time
- * (1.5 s + 3 s): within the 5 s a lookup may wait (DNS_LIMITS.timeoutMs).
+ * (1.5 s + 3 s): within the 5 s a lookup may wait (BOUNDS.dns.timeoutMs).
  */
 const CARES_TIMEOUT_MS = 1_500;
 const CARES_TRIES = 2;

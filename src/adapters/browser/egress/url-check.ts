@@ -6,8 +6,6 @@ import { AppError } from '../../../domain/errors.ts';
 import type { CheckedDestination, EgressPolicy } from './policy.ts';
 import { checkDestination, screenDestination } from './policy.ts';
 
-export const MAX_URL_LENGTH = BOUNDS.capture.urlMaxLength;
-
 /**
  * Parses the `url` field of a capture request: a string of at most 2,048 characters holding an
  * absolute http: or https: URL with a host and no user:password part.
@@ -21,8 +19,11 @@ export function parseTargetUrl(raw: unknown): URL {
   if (raw.trim() === '') {
     throw new AppError('invalid_request', 'url must not be empty');
   }
-  if (raw.length > MAX_URL_LENGTH) {
-    throw new AppError('invalid_request', `url must be at most ${MAX_URL_LENGTH} characters`);
+  if (raw.length > BOUNDS.capture.urlMaxLength) {
+    throw new AppError(
+      'invalid_request',
+      `url must be at most ${BOUNDS.capture.urlMaxLength} characters`,
+    );
   }
   let url: URL;
   try {

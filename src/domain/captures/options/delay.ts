@@ -1,12 +1,12 @@
 import { Type } from 'typebox';
-import { CAPTURE_LIMITS } from '../ports.ts';
+import { BOUNDS } from '../../bounds.ts';
 import { defineOption } from './define.ts';
 
 export const delay = defineOption({
   name: 'delay',
   schema: Type.Integer({
     minimum: 0,
-    maximum: CAPTURE_LIMITS.maxDelayMs,
+    maximum: BOUNDS.capture.maxDelayMs,
     description: 'Extra wait before capture, ms.',
   }),
   resolve: (value) => ({ delay: value ?? 0 }),

@@ -1,13 +1,16 @@
 import { Type } from 'typebox';
+import { BOUNDS } from '../../bounds.ts';
 import { AppError } from '../../errors.ts';
 import { defineOption, planRestriction } from './define.ts';
 
 export const deviceScaleFactor = defineOption({
   name: 'device_scale_factor',
   schema: Type.Number({
-    minimum: 1,
-    maximum: 3,
-    description: 'Device pixel ratio, 1 to 3 (Pro above 1).',
+    minimum: BOUNDS.capture.minDeviceScaleFactor,
+    maximum: BOUNDS.capture.maxDeviceScaleFactor,
+    description:
+      `Device pixel ratio, ${BOUNDS.capture.minDeviceScaleFactor} to ` +
+      `${BOUNDS.capture.maxDeviceScaleFactor} (Pro above 1).`,
   }),
   resolve(value, { plan }) {
     const dsf = value ?? 1;

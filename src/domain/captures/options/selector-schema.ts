@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { CAPTURE_LIMITS } from '../ports.ts';
+import { BOUNDS } from '../../bounds.ts';
 
 /** A CSS selector as a request field; the page checks its syntax before loading anything. */
-export const Selector = Type.String({ minLength: 1, maxLength: CAPTURE_LIMITS.maxSelectorLength });
+export const Selector = Type.String({ minLength: 1, maxLength: BOUNDS.capture.maxSelectorLength });
