@@ -11,6 +11,8 @@ export interface NodeProcess {
   name: string;
   url: string;
   port: number;
+  /** The node's process id (its Chromium runs below it). */
+  pid: number;
   /** Its DATA_DIR (longer than LONG_DATA_DIR_MIN characters, like every harness data dir). */
   dataDir: string;
   /** What the process wrote to stdout and stderr so far. */
@@ -79,6 +81,7 @@ export async function startNode(
     name,
     url,
     port,
+    pid: child.pid ?? 0,
     dataDir,
     output: () => output,
     fetch: (p, init = {}) => {
