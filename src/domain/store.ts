@@ -66,15 +66,14 @@ export interface KeyStore {
 export interface QuotaStore {
   /**
    * Atomically takes one unit of the account's monthly quota if fewer than `limit` were
-   * used: the new count, or null when the quota is exhausted. One conditional upsert, exact
-   * under any concurrency on either database.
+   * used, and counts it in `day`'s captures (the usage chart) in the same write: the new
+   * count, or null when the quota is exhausted (nothing is counted then). Exact under any
+   * concurrency on either database, however the adapter groups concurrent reservations.
    */
-  reserve(userId: number, period: string, limit: number): Promise<number | null>;
-  /** Gives a reserved unit back (the capture failed). */
-  release(userId: number, period: string): Promise<void>;
+  reserve(userId: number, period: string, limit: number, day?: string): Promise<number | null>;
+  /** Gives a reserved unit back (the capture failed), out of `day`'s count too. */
+  release(userId: number, period: string, day?: string): Promise<void>;
   used(userId: number, period: string): Promise<number>;
-  /** Counts a successful capture in the per-day history (dashboard chart). */
-  countDay(userId: number, day: string): Promise<void>;
   days(
     userId: number,
     fromDay: string,
@@ -172,6 +171,17 @@ export interface ScreenshotStore {
   insert(record: NewScreenshot): Promise<ScreenshotRecord>;
   /** The newest unexpired record with this cache key created at or after `since`. */
   findCached(cacheKey: string, since: number, now: number): Promise<ScreenshotRecord | null>;
+  /**
+   * The same lookup and, read in the same statement, whether API key `keyId` is still
+   * unrevoked: a cached answer's key check (docs/security.md, "Revocation") costs no round
+   * trip of its own.
+   */
+  findCachedForKey(
+    cacheKey: string,
+    since: number,
+    now: number,
+    keyId: number,
+  ): Promise<{ record: ScreenshotRecord | null; keyActive: boolean }>;
   findByToken(token: string): Promise<ScreenshotRecord | null>;
   /** Listable records of the account, newest first, strictly older than the cursor id. */
   listForUser(

@@ -10,7 +10,7 @@ import {
 } from 'kysely';
 import pg from 'pg';
 import { AppError } from '../../domain/errors.ts';
-import { openNodeSqlite } from './node-sqlite.ts';
+import { type DirectSqlite, openNodeSqlite } from './node-sqlite.ts';
 import type { Database } from './schema.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -22,7 +22,20 @@ export interface DatabaseHandle {
   ping(): Promise<void>;
   /** Queries run so far (a metric; tests use it to prove a path never touches the database). */
   queryCount(): number;
+  /** SQLite only: synchronous statements for the hot path (node-sqlite.ts); null on PostgreSQL. */
+  direct: DirectSqlite | null;
+  /** PostgreSQL only: named prepared statements for the hot path; null on SQLite. */
+  prepared: PreparedStatements | null;
   close(): Promise<void>;
+}
+
+/**
+ * Hot-path statements prepared once per connection and executed by name afterwards
+ * (PostgreSQL parses and plans them once instead of on every request). Outside
+ * transactions only; same error mapping as every other query.
+ */
+export interface PreparedStatements {
+  query<R>(name: string, text: string, params: readonly unknown[]): Promise<R[]>;
 }
 
 export interface DatabaseOptions {
@@ -46,18 +59,24 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
   if (options.url === undefined) {
     mkdirSync(options.dataDir, { recursive: true });
     const file = path.join(options.dataDir, 'shotsmith.sqlite');
+    const sqlite = openNodeSqlite(file, log);
     const db = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: async () => openNodeSqlite(file) }),
+      dialect: new SqliteDialect({ database: async () => sqlite.kysely }),
       log,
     });
     return {
       db,
       dialect: 'sqlite',
+      direct: sqlite.direct,
+      prepared: null,
       ping: async () => {
         await sql`select 1`.execute(db);
       },
       queryCount,
-      close: () => db.destroy(),
+      close: async () => {
+        await db.destroy();
+        sqlite.close();
+      },
     };
   }
 
@@ -79,13 +98,26 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
   });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: failingFast(pool) }),
-    log,
-  });
+  const fast = failingFast(pool);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: fast }), log });
+  const prepared: PreparedStatements = {
+    async query<R>(name: string, text: string, params: readonly unknown[]) {
+      log();
+      const client = await fast.connect();
+      try {
+        const config: pg.QueryConfig = { name, text, values: [...params] };
+        const run = client.query as unknown as (c: pg.QueryConfig) => Promise<pg.QueryResult>;
+        return (await run(config)).rows as R[];
+      } finally {
+        client.release();
+      }
+    },
+  };
   return {
     db,
     dialect: 'postgres',
+    direct: null,
+    prepared,
     ping: async () => {
       await sql`select 1`.execute(db);
     },

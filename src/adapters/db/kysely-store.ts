@@ -1,4 +1,4 @@
-import { CompiledQuery, type Kysely, type Selectable, sql } from 'kysely';
+import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { PlanName } from '../../domain/plans.ts';
 import type {
   ApiKeyRecord,
@@ -12,26 +12,51 @@ import type {
   UserStore,
 } from '../../domain/store.ts';
 import { billingStore } from './billing-store.ts';
-import type { DialectName } from './connect.ts';
+import type { DialectName, PreparedStatements } from './connect.ts';
+import type { DirectSqlite } from './node-sqlite.ts';
 import type { ApiKeysTable, Database, ScreenshotsTable, UsersTable } from './schema.ts';
 
 /**
  * The hot path (every authenticated request, every cache hit) skips Kysely's query builder:
  * building and compiling took about a third of a cache-hit request. These few statements
  * are plain SQL valid on both dialects, `?` placeholders rewritten to `$n` for PostgreSQL.
+ * On SQLite they run as synchronous prepared statements on the connection (`direct`),
+ * except while a Kysely transaction holds it; on PostgreSQL, outside transactions, as named
+ * prepared statements (`prepared`), parsed and planned once per connection.
  */
-function rawRunner(db: Kysely<Database>, dialect: DialectName) {
-  const texts = new Map<string, string>();
+function rawRunner(db: Kysely<Database>, dialect: DialectName, hot: HotPath) {
+  const texts = new Map<string, { sql: string; name: string }>();
   return async <R>(text: string, params: unknown[]): Promise<R[]> => {
-    let sqlText = texts.get(text);
-    if (sqlText === undefined) {
+    if (hot.direct?.available()) return hot.direct.all<R>(text, params);
+    let known = texts.get(text);
+    if (known === undefined) {
       let n = 0;
-      sqlText = dialect === 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text;
-      texts.set(text, sqlText);
+      const sql = dialect === 'postgres' ? text.replace(/\?/g, () => `$${++n}`) : text;
+      known = { sql, name: statementName(sql) };
+      texts.set(text, known);
     }
-    const result = await db.executeQuery<R>(CompiledQuery.raw(sqlText, params));
+    if (hot.prepared && !db.isTransaction)
+      return hot.prepared.query<R>(known.name, known.sql, params);
+    const result = await db.executeQuery<R>(CompiledQuery.raw(known.sql, params));
     return result.rows;
   };
+}
+
+/** The fast ways to the database for the hot path, when there are (connect.ts). */
+export interface HotPath {
+  direct?: DirectSqlite | null;
+  prepared?: PreparedStatements | null;
+}
+
+/** One name per statement text, the same in every store of the process. */
+const statementNames = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `shotsmith_hot_${statementNames.size + 1}`;
+    statementNames.set(sql, name);
+  }
+  return name;
 }
 
 const toUser = (
@@ -126,8 +151,8 @@ function sessionStore(db: Kysely<Database>): SessionStore {
   };
 }
 
-function keyStore(db: Kysely<Database>, dialect: DialectName): KeyStore {
-  const raw = rawRunner(db, dialect);
+function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): KeyStore {
+  const raw = rawRunner(db, dialect, hot);
   return {
     async createWithinLimit({ userId, name, prefix, keyHash, now, maxActive }) {
       return db.transaction().execute(async (trx) => {
@@ -211,13 +236,21 @@ function keyStore(db: Kysely<Database>, dialect: DialectName): KeyStore {
   };
 }
 
-export function createKyselyStore(db: Kysely<Database>, dialect: DialectName): Store {
+/**
+ * The store over Kysely. `hot`: the faster ways in for the hot path (connect.ts), none
+ * inside a transaction.
+ */
+export function createKyselyStore(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  hot: HotPath = {},
+): Store {
   const store: Store = {
     users: userStore(db),
     sessions: sessionStore(db),
-    keys: keyStore(db, dialect),
-    quota: quotaStore(db, dialect),
-    screenshots: screenshotStore(db, dialect),
+    keys: keyStore(db, dialect, hot),
+    quota: quotaStore(db, dialect, hot),
+    screenshots: screenshotStore(db, dialect, hot),
     billing: billingStore(db, dialect),
     // Inside a transaction the store already runs in it (Kysely does not nest them).
     transaction: (fn) =>
@@ -228,28 +261,216 @@ export function createKyselyStore(db: Kysely<Database>, dialect: DialectName): S
   return store;
 }
 
-function quotaStore(db: Kysely<Database>, dialect: DialectName): QuotaStore {
-  const raw = rawRunner(db, dialect);
+/**
+ * One unit (or `units`, a batch) of the month and, with them, the day's count: one
+ * statement. Inserting the month's first units or adding to them, both only while the
+ * total stays within the limit; the day is counted only when the month was.
+ */
+const PG_TAKE = `WITH m AS (
+    INSERT INTO usage_months AS m (user_id, period, used)
+    SELECT $1::bigint, $2::text, $3::integer WHERE $3::integer <= $4::integer
+    ON CONFLICT (user_id, period) DO UPDATE SET used = m.used + $3::integer
+    WHERE m.used + $3::integer <= $4::integer
+    RETURNING m.used
+  ), d AS (
+    INSERT INTO usage_days AS d (user_id, day, count)
+    SELECT $1::bigint, $5::text, $3::integer FROM m WHERE $5::text IS NOT NULL
+    ON CONFLICT (user_id, day) DO UPDATE SET count = d.count + $3::integer
+  )
+  SELECT used FROM m`;
+
+const PG_RELEASE = `WITH m AS (
+    UPDATE usage_months SET used = used - 1
+    WHERE user_id = $1::bigint AND period = $2::text AND used > 0
+    RETURNING used
+  )
+  UPDATE usage_days SET count = count - 1
+  WHERE user_id = $1::bigint AND day = $3::text AND count > 0 AND EXISTS (SELECT 1 FROM m)`;
+
+/** SQLite has no writing CTE: the same as two statements in one transaction. */
+function* sqliteTake(
+  userId: number,
+  period: string,
+  limit: number,
+  day: string | undefined,
+  units: number,
+): Steps<number | null> {
+  const [row] = (yield [
+    `INSERT INTO usage_months (user_id, period, used) SELECT ?, ?, ? WHERE ? <= ?
+     ON CONFLICT (user_id, period) DO UPDATE SET used = usage_months.used + excluded.used
+     WHERE usage_months.used + excluded.used <= ? RETURNING used`,
+    [userId, period, units, units, limit, limit],
+  ]) as Array<{ used: number }>;
+  if (!row) return null;
+  if (day !== undefined) {
+    yield [
+      `INSERT INTO usage_days (user_id, day, count) VALUES (?, ?, ?)
+       ON CONFLICT (user_id, day) DO UPDATE SET count = usage_days.count + excluded.count`,
+      [userId, day, units],
+    ];
+  }
+  return Number(row.used);
+}
+
+function* sqliteRelease(userId: number, period: string, day: string | undefined): Steps<void> {
+  const back = yield [
+    `UPDATE usage_months SET used = used - 1
+      WHERE user_id = ? AND period = ? AND used > 0 RETURNING used`,
+    [userId, period],
+  ];
+  if (back.length > 0 && day !== undefined) {
+    yield [
+      `UPDATE usage_days SET count = count - 1
+        WHERE user_id = ? AND day = ? AND count > 0 RETURNING count`,
+      [userId, day],
+    ];
+  }
+}
+
+/** Statements of one transaction, each step given the rows of the one before. */
+type Steps<T> = Generator<[sql: string, params: unknown[]], T, unknown[]>;
+
+/**
+ * Runs `steps` in one SQLite transaction: synchronously on the connection when it is free
+ * (node-sqlite.ts `direct`), else through Kysely, after the transaction that holds it, or
+ * inside the store's own transaction.
+ */
+async function sqliteTransaction<T>(
+  db: Kysely<Database>,
+  direct: DirectSqlite | null,
+  steps: () => Steps<T>,
+): Promise<T> {
+  if (direct?.available()) {
+    return direct.transaction(() => {
+      const it = steps();
+      let next = it.next();
+      while (!next.done) next = it.next(direct.all(...next.value));
+      return next.value;
+    });
+  }
+  const viaKysely = async (trx: Kysely<Database>): Promise<T> => {
+    const it = steps();
+    let next = it.next();
+    while (!next.done) {
+      const [text, params] = next.value;
+      next = it.next((await trx.executeQuery(CompiledQuery.raw(text, params))).rows as unknown[]);
+    }
+    return next.value;
+  };
+  return db.isTransaction ? viaKysely(db) : db.transaction().execute(viaKysely);
+}
+
+type Take = (
+  userId: number,
+  period: string,
+  limit: number,
+  day: string | undefined,
+  units: number,
+) => Promise<number | null>;
+
+/**
+ * Concurrent reservations of one account on this node share one write. Every reservation
+ * of an account writes the same rows: on PostgreSQL each would wait for the previous one's
+ * commit (the row lock is held until its WAL flush), one flush per request; on SQLite each
+ * is a transaction of its own. Here, the reservations that arrive while one is being written
+ * (and, with `gather`, those of the same event-loop turn) go together in the next write,
+ * which takes all their units under the same limit condition. A batch that does not fit is
+ * taken one unit at a time, in arrival order, until one is refused (the quota is full then,
+ * so the rest are refused too). Every write is the same conditional upsert, committed before
+ * its requests go on: never more than the limit, on any number of nodes, nothing to lose in
+ * a crash.
+ */
+function coalesced(take: Take, gather?: () => Promise<void>): QuotaStore['reserve'] {
+  interface Waiter {
+    resolve(used: number | null): void;
+    reject(err: unknown): void;
+  }
+  const queues = new Map<string, Waiter[]>();
+  const drain = async (
+    key: string,
+    queue: Waiter[],
+    args: [number, string, number, string | undefined],
+  ): Promise<void> => {
+    for (;;) {
+      if (gather) await gather();
+      const batch = queue.splice(0, queue.length);
+      if (batch.length === 0) {
+        queues.delete(key);
+        return;
+      }
+      try {
+        const used = await take(...args, batch.length);
+        if (used !== null || batch.length === 1) {
+          batch.forEach((w, i) => {
+            w.resolve(used === null ? null : used - batch.length + 1 + i);
+          });
+          continue;
+        }
+      } catch (err) {
+        for (const w of batch) w.reject(err);
+        continue;
+      }
+      let full = false;
+      for (const w of batch) {
+        if (full) {
+          w.resolve(null);
+          continue;
+        }
+        try {
+          const used = await take(...args, 1);
+          full = used === null;
+          w.resolve(used);
+        } catch (err) {
+          w.reject(err);
+        }
+      }
+    }
+  };
+  return (userId, period, limit, day) =>
+    new Promise<number | null>((resolve, reject) => {
+      const key = `${userId}|${period}|${limit}|${day ?? ''}`;
+      const queue = queues.get(key);
+      if (queue) {
+        queue.push({ resolve, reject });
+        return;
+      }
+      const fresh = [{ resolve, reject }];
+      queues.set(key, fresh);
+      void drain(key, fresh, [userId, period, limit, day]);
+    });
+}
+
+/** One turn of the event loop: requests read in the same poll phase reach the queue first. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+function quotaStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): QuotaStore {
+  const raw = rawRunner(db, dialect, hot);
+  const direct = hot.direct ?? null;
+  const reserve =
+    dialect === 'postgres'
+      ? coalesced(async (userId, period, limit, day, units) => {
+          const [row] = await raw<{ used: number }>(PG_TAKE, [
+            userId,
+            period,
+            units,
+            limit,
+            day ?? null,
+          ]);
+          return row ? Number(row.used) : null;
+        })
+      : // SQLite statements run synchronously, so nothing overlaps a write in flight: the
+        // requests of one event-loop turn are grouped instead.
+        coalesced(
+          (userId, period, limit, day, units) =>
+            sqliteTransaction(db, direct, () => sqliteTake(userId, period, limit, day, units)),
+          nextTurn,
+        );
   return {
-    async reserve(userId, period, limit) {
-      if (limit <= 0) return null;
-      // One statement: insert the month's first unit, or add one while under the limit.
-      const [row] = await raw<{ used: number }>(
-        `INSERT INTO usage_months (user_id, period, used) VALUES (?, ?, 1)
-         ON CONFLICT (user_id, period) DO UPDATE SET used = usage_months.used + 1
-         WHERE usage_months.used < ? RETURNING used`,
-        [userId, period, limit],
-      );
-      return row ? Number(row.used) : null;
-    },
-    async release(userId, period) {
-      await db
-        .updateTable('usage_months')
-        .set({ used: sql<number>`used - 1` })
-        .where('user_id', '=', userId)
-        .where('period', '=', period)
-        .where('used', '>', 0)
-        .execute();
+    reserve: (userId, period, limit, day) =>
+      limit <= 0 ? Promise.resolve(null) : reserve(userId, period, limit, day),
+    async release(userId, period, day) {
+      if (dialect === 'postgres') await raw(PG_RELEASE, [userId, period, day ?? null]);
+      else await sqliteTransaction(db, direct, () => sqliteRelease(userId, period, day));
     },
     async used(userId, period) {
       const row = await db
@@ -259,13 +480,6 @@ function quotaStore(db: Kysely<Database>, dialect: DialectName): QuotaStore {
         .where('period', '=', period)
         .executeTakeFirst();
       return row ? Number(row.used) : 0;
-    },
-    async countDay(userId, day) {
-      await raw(
-        `INSERT INTO usage_days (user_id, day, count) VALUES (?, ?, 1)
-         ON CONFLICT (user_id, day) DO UPDATE SET count = usage_days.count + 1`,
-        [userId, day],
-      );
     },
     async days(userId, fromDay, toDay) {
       const rows = await db
@@ -303,8 +517,12 @@ const toScreenshot = (row: Selectable<ScreenshotsTable>): ScreenshotRecord => ({
   expiresAt: row.expires_at,
 });
 
-function screenshotStore(db: Kysely<Database>, dialect: DialectName): ScreenshotStore {
-  const raw = rawRunner(db, dialect);
+function screenshotStore(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  hot: HotPath,
+): ScreenshotStore {
+  const raw = rawRunner(db, dialect, hot);
   return {
     async insert(r) {
       const row = await db
@@ -340,6 +558,26 @@ function screenshotStore(db: Kysely<Database>, dialect: DialectName): Screenshot
         [cacheKey, since, now],
       );
       return row ? toScreenshot(row) : null;
+    },
+    async findCachedForKey(cacheKey, since, now, keyId) {
+      // One row whatever the cache holds: the key's state, and the record or nulls.
+      const [row] = await raw<
+        { key_active: number } & { [K in keyof Selectable<ScreenshotsTable>]: unknown }
+      >(
+        `SELECT s.*, k.active AS key_active
+           FROM (SELECT COUNT(*) AS active FROM api_keys WHERE id = ? AND revoked_at IS NULL) k
+           LEFT JOIN (SELECT * FROM screenshots
+                       WHERE cache_key = ? AND created_at >= ? AND expires_at > ?
+                       ORDER BY created_at DESC, id DESC LIMIT 1) s ON 1 = 1`,
+        [keyId, cacheKey, since, now],
+      );
+      return {
+        record:
+          row && row.id !== null
+            ? toScreenshot(row as unknown as Selectable<ScreenshotsTable>)
+            : null,
+        keyActive: Number(row?.key_active ?? 0) > 0,
+      };
     },
     async findByToken(token) {
       const row = await db

@@ -48,11 +48,9 @@ export async function captureScreenshot(
         reserve: () => reserveMonthly(ctx, user),
         signal: revoked.signal,
         // Every answer, a cache hit or a joined render included: a revocation that landed
-        // after authentication (or whose event was lost) is caught here at the latest,
-        // before the image URL leaves.
-        confirm: async () => {
-          if (!(await ctx.store.keys.isActive(keyId))) throw unauthorized();
-        },
+        // after authentication (or whose event was lost) is caught before the image URL
+        // leaves (run-capture.ts reads the key with the cache lookup, or after the render).
+        keyId,
       },
     });
   } finally {
@@ -63,8 +61,12 @@ export async function captureScreenshot(
 async function reserveMonthly(ctx: CaptureContext, user: User): Promise<Allowance> {
   const plan = ctx.plans[user.plan];
   const limit = plan.monthly_quota ?? 0;
-  const period = monthBounds(ctx.clock());
-  const used = await ctx.store.quota.reserve(user.id, period.key, limit);
+  const now = ctx.clock();
+  const period = monthBounds(now);
+  // The unit counts in the usage chart's day from the reservation, in the same write, and
+  // leaves it with the unit: the days of a month always add up to its `used`.
+  const day = dayBounds(now).key;
+  const used = await ctx.store.quota.reserve(user.id, period.key, limit, day);
   if (used === null) {
     throw new AppError('quota_exceeded', 'monthly quota exceeded', {
       body: {
@@ -77,9 +79,8 @@ async function reserveMonthly(ctx: CaptureContext, user: User): Promise<Allowanc
   }
   return {
     quota: { used, limit },
-    commit: () => ctx.store.quota.countDay(user.id, dayBounds(ctx.clock()).key),
     // Given back even when the database is down right now (retried until it is back), so
     // an outage never leaves a unit spent on a capture that was not delivered.
-    release: () => retryInBackground(() => ctx.store.quota.release(user.id, period.key)),
+    release: () => retryInBackground(() => ctx.store.quota.release(user.id, period.key, day)),
   };
 }

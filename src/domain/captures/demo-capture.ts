@@ -63,7 +63,6 @@ async function reserveDaily(
   }
   return {
     quota: { used: taken.used, limit },
-    commit: async () => {},
     release: () => ctx.demoCounter.refund(counterKey),
   };
 }

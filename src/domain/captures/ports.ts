@@ -1,5 +1,4 @@
 import type { SingleFlight } from '../../lib/single-flight.ts';
-import { BOUNDS } from '../bounds.ts';
 import type { DomainContext } from '../context.ts';
 import type { ImageStorage } from '../image-storage.ts';
 import type { RevocationBus } from '../revocations.ts';
@@ -56,9 +55,6 @@ export interface CaptureContext extends DomainContext {
   publicUrl: string;
   renderTimeoutMs: number;
 }
-
-/** The `capture` part of the bounds table (domain/bounds.ts; docs/plans-and-limits.md). */
-export const CAPTURE_LIMITS = BOUNDS.capture;
 
 export const imageUrl = (
   ctx: { publicUrl: string },

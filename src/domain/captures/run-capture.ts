@@ -1,17 +1,20 @@
+import { BOUNDS } from '../bounds.ts';
+import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import { type CaptureInput, cacheKeyFor, resolveCaptureOptions } from './capture-options.ts';
-import { CAPTURE_LIMITS, type CaptureContext } from './ports.ts';
+import type { CaptureContext } from './ports.ts';
 import { renderAndStore } from './render-and-store.ts';
 import { renderOnce } from './render-once.ts';
 import type { RenderOptions } from './renderer.ts';
 
-/** One unit of a caller's allowance, held from before the cache lookup to the answer. */
+/**
+ * One unit of a caller's allowance, taken (and counted) before the cache lookup and kept
+ * when the answer goes out.
+ */
 export interface Allowance {
   /** What the answer reports (the API's `quota`). */
   quota: { used: number; limit: number };
-  /** The capture was delivered (the API's daily usage chart). */
-  commit(): Promise<void>;
   /** Anything after the reservation failed: the unit is given back. */
   release(): Promise<void>;
 }
@@ -36,8 +39,13 @@ export interface CaptureCaller {
   reserve(): Promise<Allowance>;
   /** Ends the capture, with its reason as the answer (an API key revoked mid-render). */
   signal?: AbortSignal;
-  /** Run before every answer, cache hits and joined renders too; throws to refuse it. */
-  confirm?(): Promise<void>;
+  /**
+   * The API key asking, if any: it must still be active when the answer goes out
+   * (docs/security.md, "Revocation"), or the answer is 401 and the unit goes back. A cache
+   * lookup reads it in the lookup's own statement; after a render, ours or a joined one, it
+   * is read once more.
+   */
+  keyId?: number;
 }
 
 export interface CaptureOutcome {
@@ -66,10 +74,9 @@ export async function runCapture(
 
   const allowance = await caller.reserve();
   try {
-    const outcome = await cachedOrRendered(ctx, { caller, url, render, fresh });
+    const { keyChecked, ...outcome } = await cachedOrRendered(ctx, { caller, url, render, fresh });
     caller.signal?.throwIfAborted();
-    await caller.confirm?.();
-    await allowance.commit();
+    if (caller.keyId !== undefined && !keyChecked) await assertKeyActive(ctx, caller.keyId);
     return { ...outcome, quota: allowance.quota };
   } catch (err) {
     await allowance.release();
@@ -77,24 +84,43 @@ export async function runCapture(
   }
 }
 
+const revoked = () => new AppError('unauthorized', 'unauthorized');
+
+async function assertKeyActive(ctx: CaptureContext, keyId: number): Promise<void> {
+  if (!(await ctx.store.keys.isActive(keyId))) throw revoked();
+}
+
+/** The cache record, or one rendered (here or joined); `keyChecked`: the key was read after it was found. */
 async function cachedOrRendered(
   ctx: CaptureContext,
   options: { caller: CaptureCaller; url: URL; render: RenderOptions; fresh: boolean },
-): Promise<Omit<CaptureOutcome, 'quota'>> {
+): Promise<Omit<CaptureOutcome, 'quota'> & { keyChecked: boolean }> {
   const { caller, render, fresh } = options;
   const cacheKey = cacheKeyFor(caller.cacheOwner, render);
   if (!fresh) {
     const now = ctx.clock();
-    const hit = await ctx.store.screenshots.findCached(
-      cacheKey,
-      now - CAPTURE_LIMITS.cacheTtlMs,
-      now,
-    );
-    if (hit) return { record: hit, cached: true, renderMs: null };
+    const since = now - BOUNDS.capture.cacheTtlMs;
+    if (caller.keyId === undefined) {
+      const hit = await ctx.store.screenshots.findCached(cacheKey, since, now);
+      if (hit) return { record: hit, cached: true, renderMs: null, keyChecked: false };
+    } else {
+      // One statement reads the record and the key: a revocation that landed since
+      // authentication refuses the hit here (and a miss before any browser time).
+      const found = await ctx.store.screenshots.findCachedForKey(
+        cacheKey,
+        since,
+        now,
+        caller.keyId,
+      );
+      if (!found.keyActive) throw revoked();
+      if (found.record) {
+        return { record: found.record, cached: true, renderMs: null, keyChecked: true };
+      }
+    }
   }
   // DNS only now: a cache hit needs none, and a refusal here still returns the unit.
   await ctx.guard.check(options.url, caller.client);
-  return renderOnce(ctx, {
+  const rendered = await renderOnce(ctx, {
     cacheKey,
     fresh,
     signal: caller.signal,
@@ -108,4 +134,5 @@ async function cachedOrRendered(
         signal,
       }),
   });
+  return { ...rendered, keyChecked: false };
 }

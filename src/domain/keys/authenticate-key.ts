@@ -1,6 +1,7 @@
 import { safeEqual } from '../../lib/crypto.ts';
 import { hashApiKey, isWellFormedApiKey } from '../api-key-format.ts';
-import { ACCOUNT_LIMITS, type DomainContext } from '../context.ts';
+import { BOUNDS } from '../bounds.ts';
+import type { DomainContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { ApiKeyRecord, User } from '../store.ts';
 
@@ -24,10 +25,10 @@ export async function authenticateKey(
   const now = ctx.clock();
   if (
     found.key.lastUsedAt === null ||
-    now - found.key.lastUsedAt >= ACCOUNT_LIMITS.keyTouchIntervalMs
+    now - found.key.lastUsedAt >= BOUNDS.account.keyTouchIntervalMs
   ) {
     // Best effort and off the request path: a failed write only delays last_used_at.
-    ctx.store.keys.touch(found.key.id, now, ACCOUNT_LIMITS.keyTouchIntervalMs).catch(() => {});
+    ctx.store.keys.touch(found.key.id, now, BOUNDS.account.keyTouchIntervalMs).catch(() => {});
   }
   return { key: found.key, user: found.user };
 }
