@@ -6,9 +6,6 @@
 import { sql } from 'kysely';
 import { migrateToLatest } from '../migrations/index.ts';
 import { createLocalBilling, type LocalBilling } from './adapters/billing/local-provider.ts';
-import { createStripeBilling } from './adapters/billing/stripe-provider.ts';
-import { createBrowserRenderer } from './adapters/browser/browser-renderer.ts';
-import { createEgress } from './adapters/browser/egress/guard.ts';
 import type { Resolver } from './adapters/browser/egress/resolver.ts';
 import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
 import { createLocalBillingStore } from './adapters/db/billing-store.ts';
@@ -26,17 +23,14 @@ import { createRedisRenderLocks } from './adapters/locks/redis.ts';
 import { Metrics } from './adapters/metrics/metrics.ts';
 import { connectRedis, type RedisClients } from './adapters/redis/connect.ts';
 import { createStorage } from './adapters/storage/index.ts';
+import { type BrowserDeps, buildBrowser } from './browser-deps.ts';
 import type { Config } from './config/config.ts';
 import { loadPlans } from './config/plans-file.ts';
 import type { BillingContext, BillingProvider } from './domain/billing/ports.ts';
 import { receiveWebhook } from './domain/billing/receive-webhook.ts';
-import type {
-  CaptureContext,
-  FlightResult,
-  RenderLocks,
-  TargetGuard,
-} from './domain/captures/ports.ts';
-import { ACCOUNT_LIMITS, type DomainContext } from './domain/context.ts';
+import { BOUNDS } from './domain/bounds.ts';
+import type { CaptureContext, FlightResult, RenderLocks } from './domain/captures/ports.ts';
+import type { DomainContext } from './domain/context.ts';
 import type { CounterFactory } from './domain/limits.ts';
 import { setPasswordCost } from './domain/passwords.ts';
 import { demoAllowance } from './domain/plans.ts';
@@ -69,6 +63,11 @@ export interface BuildDepsOptions {
   databaseSchema?: string;
   /** Launch the browser now instead of on the first capture. */
   eagerBrowser?: boolean;
+  /**
+   * The renderer and guard, already built (and maybe starting) by main.ts before it loaded
+   * the rest of the service; buildDeps builds them itself otherwise.
+   */
+  browser?: BrowserDeps;
   /** Name resolution for the egress checks (tests: slow, dead or local names, no real DNS). */
   resolver?: Resolver;
   /**
@@ -101,7 +100,10 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     const shared = await chooseSharedState(config, database, schema, logger, closers);
     const { counters } = shared;
     const ctx: DomainContext & { revocations: RevocationBus } = {
-      store: createKyselyStore(database.db, database.dialect),
+      store: createKyselyStore(database.db, database.dialect, {
+        direct: database.direct,
+        prepared: database.prepared,
+      }),
       clock,
       plans,
       counters,
@@ -109,19 +111,26 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       loginThrottle: {
         byEmail: counters.create({
           name: 'login-email',
-          limit: ACCOUNT_LIMITS.loginFailuresPerEmail,
-          windowMs: ACCOUNT_LIMITS.loginWindowMs,
+          limit: BOUNDS.account.loginFailuresPerEmail,
+          windowMs: BOUNDS.account.loginWindowMs,
         }),
         byIp: counters.create({
           name: 'login-ip',
-          limit: ACCOUNT_LIMITS.loginFailuresPerIp,
-          windowMs: ACCOUNT_LIMITS.loginWindowMs,
+          limit: BOUNDS.account.loginFailuresPerIp,
+          windowMs: BOUNDS.account.loginWindowMs,
         }),
       },
     };
 
     const metrics = new Metrics();
-    const { guard, renderer } = buildBrowser(config, options, metrics);
+    const { guard, renderer } =
+      options.browser ??
+      buildBrowser(config, {
+        ...(options.resolver ? { resolver: options.resolver } : {}),
+        ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
+        onRefused: () => metrics.refused('ssrf'),
+        ...(logger ? { logger } : {}),
+      });
     closers.push(() => renderer.close());
     metrics.watchPool(() => renderer.stats());
     if (options.eagerBrowser) await renderer.warm();
@@ -146,7 +155,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       limit: demoAllowance(plans).perHour,
       windowMs: 60 * MINUTE_MS,
     });
-    const billing = buildBilling(config, ctx, database, logger);
+    const billing = await buildBilling(config, ctx, database, logger);
 
     return {
       config,
@@ -189,36 +198,6 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     for (const close of closers.reverse()) await close().catch(() => {});
     throw err;
   }
-}
-
-/** The renderer (Chromium behind the egress proxy) and the submitted-URL guard, one policy. */
-function buildBrowser(
-  config: Config,
-  options: BuildDepsOptions,
-  metrics: Metrics,
-): { guard: TargetGuard; renderer: LazyRenderer } {
-  const logger = options.logger;
-  const egress = createEgress({
-    allowlist: config.render.egressAllowlist,
-    selfPorts: [config.server.port],
-    ...(options.resolver ? { resolver: options.resolver } : {}),
-    ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
-  });
-  const renderer = createBrowserRenderer({
-    policy: egress.pagePolicy,
-    chromium: {
-      ...(config.render.chromePath ? { executablePath: config.render.chromePath } : {}),
-      dataDir: config.data.dir,
-      concurrency: config.render.concurrency,
-      queueSize: config.render.queueSize,
-      maxPageHeight: config.render.maxPageHeight,
-      maxImagePixels: config.render.maxImagePixels,
-      rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
-    },
-    onRefused: () => metrics.refused('ssrf'),
-    ...(logger ? { logger } : {}),
-  });
-  return { guard: egress.guard, renderer };
 }
 
 /**
@@ -285,12 +264,12 @@ async function chooseSharedState(
 }
 
 /** The payment provider config names: Stripe, or the built-in local one. */
-function buildBilling(
+async function buildBilling(
   config: Config,
   ctx: DomainContext,
   database: DatabaseHandle,
   logger: JobLogger | undefined,
-): { ctx: BillingContext; local: LocalBilling | null } {
+): Promise<{ ctx: BillingContext; local: LocalBilling | null }> {
   const dashboard = config.server.dashboardOrigins[0] ?? config.server.publicUrl.origin;
   const returnUrls = {
     success: `${dashboard}/dashboard?billing=success`,
@@ -301,6 +280,8 @@ function buildBilling(
   let local: LocalBilling | null = null;
   let provider: BillingProvider;
   if (settings.provider === 'stripe') {
+    // Loaded only when configured (the Stripe SDK is a slow import).
+    const { createStripeBilling } = await import('./adapters/billing/stripe-provider.ts');
     provider = createStripeBilling({
       secretKey: settings.secretKey,
       webhookSecrets: settings.webhookSecrets,

@@ -1,11 +1,22 @@
+import { enableCompileCache } from 'node:module';
+import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config/config.ts';
-import { buildDeps } from './deps.ts';
-import { PlansFileError } from './domain/plans.ts';
-import { startBackgroundJobs } from './jobs.ts';
+import type { AppDeps } from './deps.ts';
 
-/** load config -> build dependencies -> build app -> start the jobs -> listen; graceful shutdown. */
+/**
+ * load config -> start Chromium -> load the rest -> build dependencies -> build app -> start
+ * the jobs -> listen; graceful shutdown.
+ *
+ * Chromium is launched first, before the service's own modules are even loaded: loading them,
+ * migrating and building the app take about as long as Chromium's start, and run meanwhile
+ * (docs/deployment.md, "Start-up"). /readyz answers 503 until the browser is up. The modules'
+ * compiled code (type stripping included) is cached under DATA_DIR for the next start.
+ */
+type Level = 'info' | 'warn' | 'error';
+/** Log lines kept from before the app's logger exists. */
+const MAX_EARLY_LOG_LINES = 100;
+
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
   try {
@@ -18,17 +29,38 @@ async function main(): Promise<void> {
     throw err;
   }
 
-  // The dependencies log through the app's logger once it exists.
+  // Ours alone (a cache anyone could write to could inject code): under DATA_DIR.
+  enableCompileCache(join(config.data.dir, 'cache', 'node'));
+  const { buildBrowser } = await import('./browser-deps.ts');
+
+  // The dependencies log through the app's logger once it exists; what they say before (the
+  // browser starts first) is kept until then.
   let log: FastifyBaseLogger | undefined;
-  const logger = {
-    info: (obj: object, msg: string) => log?.info(obj, msg),
-    warn: (obj: object, msg: string) => log?.warn(obj, msg),
-    error: (obj: object, msg: string) => log?.error(obj, msg),
+  const early: Array<[Level, object, string]> = [];
+  const write = (level: Level) => (obj: object, msg: string) => {
+    if (log) log[level](obj, msg);
+    else if (early.length < MAX_EARLY_LOG_LINES) early.push([level, obj, msg]);
   };
-  let deps: Awaited<ReturnType<typeof buildDeps>>;
+  const logger = { info: write('info'), warn: write('warn'), error: write('error') };
+  let deps: AppDeps | undefined;
+  const browser = buildBrowser(config, {
+    onRefused: () => deps?.metrics.refused('ssrf'),
+    logger,
+  });
+  // A failure is logged by the renderer, reported by /readyz and retried in the background;
+  // captures meanwhile answer 503.
+  browser.renderer.warm().catch(() => {});
+  const [{ buildApp }, { buildDeps }, { PlansFileError }, { startBackgroundJobs }] =
+    await Promise.all([
+      import('./app.ts'),
+      import('./deps.ts'),
+      import('./domain/plans.ts'),
+      import('./jobs.ts'),
+    ]);
   try {
-    deps = await buildDeps(config, { logger });
+    deps = await buildDeps(config, { logger, browser });
   } catch (err) {
+    await browser.renderer.close().catch(() => {});
     if (err instanceof PlansFileError) {
       process.stderr.write(`${err.message}\n`);
       process.exit(78);
@@ -36,8 +68,15 @@ async function main(): Promise<void> {
     throw err;
   }
 
-  const app = await buildApp(deps);
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  try {
+    app = await buildApp(deps);
+  } catch (err) {
+    await deps.close();
+    throw err;
+  }
   log = app.log;
+  for (const [level, obj, msg] of early.splice(0)) app.log[level](obj, msg);
   const jobs = startBackgroundJobs(
     { sweep: deps.sweep, settleBilling: deps.billing.settle },
     { sweepIntervalMs: config.data.sweepIntervalMs, logger },
@@ -66,9 +105,6 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
   await app.listen({ port: config.server.port, host: config.server.host });
-  // Launch the browser now, not on the first capture. A failure is logged by the renderer,
-  // reported by /readyz and retried in the background; captures meanwhile answer 503.
-  deps.renderer.warm().catch(() => {});
   app.log.info(
     {
       public_url: config.server.publicUrl.origin,

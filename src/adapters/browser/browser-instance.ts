@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
 import { launch } from 'puppeteer-core';
+import { withTimeout } from './abort.ts';
 import { WatchedChild, watchSpawn } from './child-output.ts';
 import type { TreeUsage } from './proc.ts';
 import { isAlive, killTree, ownStartTime, processesMentioning, treeUsage } from './proc.ts';
@@ -34,6 +35,8 @@ export const BROWSER_CLOSE_TIMEOUT_MS = 5_000;
 const LAUNCH_TIMEOUT_MS = 30_000;
 /** Bound on any single CDP command; the capture deadline usually ends things much earlier. */
 const PROTOCOL_TIMEOUT_MS = 60_000;
+/** Bound on the idle memory-pressure call. */
+const RELIEVE_TIMEOUT_MS = 2_000;
 /** A profile directory without an owner file younger than this may still be starting. */
 const OWNERLESS_GRACE_MS = 60_000;
 /** How long a failed launch waits for the process to exit by itself, for its exit code. */
@@ -78,6 +81,12 @@ const DISABLED_FEATURES = [
   'ProcessPerSiteUpToMainFrameThreshold',
   'IsolateSandboxedIframes',
   'Prerender2',
+  // Chromium 156 preloads its WebUI omnibox popups for every window, and each context's page is
+  // a window of its own: two renderer processes (~15 MiB each) per page, never shown headless.
+  // Browser UI only; the pages' own processes and site isolation are untouched.
+  'WebUIOmniboxPopup',
+  'WebUIOmniboxAimPopup',
+  'WebUIOmniboxFullPopup',
 ];
 
 export interface ChromiumArgsOptions {
@@ -538,6 +547,21 @@ export class BrowserInstance {
       await context.close().catch(() => {});
       throw err;
     }
+  }
+
+  /**
+   * Asks every process of the browser to free what it can (caches, decoded images, garbage):
+   * Chromium's own answer to memory pressure, simulated. For idle moments; bounded, and a
+   * failure changes nothing.
+   */
+  async relieveMemory(): Promise<void> {
+    const session = this.#session;
+    if (!session || !this.connected) return;
+    await withTimeout(
+      session.send('Memory.simulatePressureNotification', { level: 'critical' }).catch(() => {}),
+      RELIEVE_TIMEOUT_MS,
+      undefined,
+    );
   }
 
   /** Call once per page returned by newContextPage, after its context is closed. */

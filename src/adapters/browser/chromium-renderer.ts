@@ -5,8 +5,8 @@
  *
  * Captures run on reused pages, each in its own isolated browser context (capture-page.ts).
  * After a capture its page is reset (blank page, storage wiped) in the background while the
- * capture's slot already serves the next request on another clean page: the pool holds up to
- * twice `concurrency` pages, so the reset is off the critical path.
+ * capture's slot already serves the next request on another clean page: the pool holds two
+ * pages per slot (and the spares), so the reset is off the critical path.
  *
  * A context keeps what no reset clears (HTTP authentication cache, HSTS and alt-svc state,
  * open sockets), so a page that rendered for one client only ever renders for that client
@@ -71,6 +71,11 @@ const RELAUNCH_ESTIMATE_MS = 2_000;
 const CRASH_EXIT_WAIT_MS = 2_000;
 /** Creating a context + page; past this the browser is considered stuck. */
 const PAGE_CREATE_TIMEOUT_MS = 15_000;
+/**
+ * After this long without a capture, the pool shrinks to one page per slot and Chromium is
+ * asked to free what it can (docs/deployment.md, "Memory").
+ */
+export const DEFAULT_IDLE_SHRINK_MS = 5_000;
 /** Pages per slot by default: one capturing, one being reset. */
 export const DEFAULT_PAGES_PER_SLOT = 2;
 /** The client of captures that name none (tests, benchmarks). */
@@ -106,6 +111,8 @@ export interface ChromiumRendererOptions {
    * another. 1: the reset is on the slot's critical path (less memory, lower throughput).
    */
   pagesPerSlot?: number;
+  /** Idle time after which the pool shrinks to one page per slot. Default 5 s. */
+  idleShrinkMs?: number;
   logger?: RendererLogger;
 }
 
@@ -125,6 +132,10 @@ class ChromiumRenderer implements Renderer {
   readonly #recycleAfter: number;
   readonly #browserRecycleAfter: number;
   readonly #maxRss: number;
+  readonly #idleShrinkMs: number;
+  #idleTimer: NodeJS.Timeout | undefined;
+  /** Pages being reset or replaced after a capture (#giveBack in progress). */
+  #givingBack = 0;
   /** Capacity: one token per capture allowed to run. */
   readonly #queue: SlotQueue<number>;
   /**
@@ -171,22 +182,21 @@ class ChromiumRenderer implements Renderer {
       ...(options.checkNavigation ? { checkNavigation: options.checkNavigation } : {}),
     };
     this.#concurrency = Math.max(1, options.concurrency);
-    this.#maxPages =
-      this.#concurrency * Math.max(1, options.pagesPerSlot ?? DEFAULT_PAGES_PER_SLOT);
-    // Half the slots, at least one, but never all the room the pool has beyond the slots: with
-    // one page per slot there is none, and another client's capture replaces a used page on
-    // its critical path; with spares for every slot a single client's pages would all be
-    // replaced after each capture instead of being reused.
-    this.#spares = Math.min(
-      Math.max(1, Math.floor(this.#concurrency / 2)),
-      this.#maxPages - this.#concurrency,
-    );
+    const pagesPerSlot = Math.max(1, options.pagesPerSlot ?? DEFAULT_PAGES_PER_SLOT);
+    // Half the slots, at least one, on top of the slots' own pages: a client using every slot
+    // keeps a page capturing and one being reset per slot, so it does not take a spare (which
+    // another spare then replaces, a new context per capture) whenever a reset is still under
+    // way. With one page per slot (the low-memory setting) there are none, and another
+    // client's capture replaces a used page on its critical path.
+    this.#spares = pagesPerSlot > 1 ? Math.max(1, Math.floor(this.#concurrency / 2)) : 0;
+    this.#maxPages = this.#concurrency * pagesPerSlot + this.#spares;
     this.#recycleAfter = Math.max(1, options.recycleAfter ?? DEFAULT_RECYCLE_AFTER);
     this.#browserRecycleAfter = Math.max(
       1,
       options.browserRecycleAfter ?? DEFAULT_BROWSER_RECYCLE_AFTER,
     );
     this.#maxRss = options.maxBrowserRssBytes ?? DEFAULT_MAX_BROWSER_RSS_BYTES;
+    this.#idleShrinkMs = Math.max(0, options.idleShrinkMs ?? DEFAULT_IDLE_SHRINK_MS);
     this.#queue = new SlotQueue<number>(Math.max(0, options.queueSize));
   }
 
@@ -208,12 +218,26 @@ class ChromiumRenderer implements Renderer {
       this.#attempt = null;
     }
     try {
-      await this.#prepareSpares();
+      await this.#prepareFirstPage();
     } catch (err) {
       await this.close();
       throw err;
     }
     for (let token = 0; token < this.#concurrency; token++) this.#queue.release(token);
+    this.#scheduleIdleShrink();
+  }
+
+  /**
+   * At start, one page is made before the renderer counts as started (the first capture finds
+   * it ready); the others follow in the background, off the first capture's path
+   * (docs/deployment.md, "Start-up").
+   */
+  async #prepareFirstPage(): Promise<void> {
+    const current = this.#current;
+    if (current?.connected) await this.#createSpare(current);
+    void this.#prepareSpares().catch((err: unknown) => {
+      if (!this.#closing) this.#logger?.warn({ err: String(err) }, 'could not prepare a page');
+    });
   }
 
   async render(options: RenderOptions, control: RenderControl): Promise<RenderResult> {
@@ -286,6 +310,7 @@ class ChromiumRenderer implements Renderer {
 
   async #close(): Promise<void> {
     const shuttingDown = new AppError('overloaded', 'the renderer is shutting down');
+    clearTimeout(this.#idleTimer);
     this.#closed.abort(shuttingDown);
     this.#queue.rejectAll(shuttingDown);
     for (const running of this.#running) running.controller.abort(shuttingDown);
@@ -466,6 +491,7 @@ class ChromiumRenderer implements Renderer {
    * (failed capture, context due for recycling, page on a replaced browser).
    */
   async #giveBack(page: CapturePage, ok: boolean, used: boolean): Promise<void> {
+    this.#givingBack++;
     try {
       const current = this.#current;
       let keep =
@@ -497,6 +523,55 @@ class ChromiumRenderer implements Renderer {
       });
     } catch (err) {
       this.#logger?.error({ err: String(err) }, 'returning a page failed');
+    } finally {
+      this.#givingBack--;
+    }
+    this.#scheduleIdleShrink();
+  }
+
+  /** (Re)starts the idle countdown; called whenever a capture's page has been given back. */
+  #scheduleIdleShrink(): void {
+    clearTimeout(this.#idleTimer);
+    if (this.#closing) return;
+    this.#idleTimer = setTimeout(() => void this.#shrinkWhenIdle(), this.#idleShrinkMs);
+    this.#idleTimer.unref();
+  }
+
+  /**
+   * No capture for a while: keep one page per slot (the most recently used, and one never-used
+   * spare among them when there is one, so a new client's capture is as fast as a returning
+   * one's), close the others with their contexts and renderers, and let Chromium's processes
+   * free caches and garbage. The next captures refill the pool as they go. Nothing here
+   * changes which client a context may serve.
+   */
+  async #shrinkWhenIdle(): Promise<void> {
+    if (this.#closing) return;
+    const current = this.#current;
+    // Busy (captures, pages being made, a browser being replaced): try again later.
+    if (
+      this.#running.size > 0 ||
+      this.#queue.queued > 0 ||
+      this.#creatingSpares > 0 ||
+      this.#givingBack > 0 ||
+      this.#recycling ||
+      this.#launching !== null ||
+      !current?.connected
+    ) {
+      this.#scheduleIdleShrink();
+      return;
+    }
+    const spare = this.#idle.findLast((page) => page.client === null);
+    const kept = new Set<CapturePage>(spare ? [spare] : []);
+    for (let i = this.#idle.length - 1; i >= 0 && kept.size < this.#concurrency; i--) {
+      kept.add(this.#idle[i] as CapturePage);
+    }
+    const extra = this.#idle.filter((page) => !kept.has(page));
+    try {
+      await Promise.all(extra.map((page) => this.#discard(page)));
+      if (this.#running.size === 0 && current === this.#current) await current.relieveMemory();
+      this.#logger?.info({ closed: extra.length, pages: this.#pages }, 'idle: pool shrunk');
+    } catch (err) {
+      this.#logger?.warn({ err: String(err) }, 'idle: could not shrink the pool');
     }
   }
 
@@ -682,8 +757,8 @@ class ChromiumRenderer implements Renderer {
 }
 
 /**
- * Starts the browser and prepares one page per slot; rejects (leaving nothing running) when
- * Chromium cannot be found or started.
+ * Starts the browser and prepares its first page (the others follow in the background);
+ * rejects (leaving nothing running) when Chromium cannot be found or started.
  */
 export async function createChromiumRenderer(options: ChromiumRendererOptions): Promise<Renderer> {
   const found = findChromium(options.executablePath);

@@ -131,21 +131,43 @@ function memory(pid: number): Memory {
 
 export interface TreeUsage {
   processes: number;
+  /**
+   * Summed Pss from /proc/PID/smaps_rollup (each shared page divided among the processes
+   * mapping it): what the tree really costs the machine. Only with `{ pss: true }` (reading
+   * smaps_rollup walks every mapping, far dearer than a status file); 0 otherwise.
+   */
+  pssBytes: number;
   /** Summed VmRSS: counts the shared Chromium binary and libraries once per process. */
   rssBytes: number;
   /** Summed RssAnon: the processes' own heap memory, what grows when something leaks. */
   anonBytes: number;
 }
 
-/** Live process count and memory of a browser's tree (cheap: one status file per process). */
-export function treeUsage(rootPid: number): TreeUsage {
-  const usage: TreeUsage = { processes: 0, rssBytes: 0, anonBytes: 0 };
+/** Pss of one process in bytes (/proc/PID/smaps_rollup); 0 when it is gone or a zombie. */
+export function pssOf(pid: number): number {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  } catch {
+    return 0;
+  }
+  const match = /^Pss:\s+(\d+)\s+kB/m.exec(text);
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/**
+ * Live process count and memory of a browser's tree (cheap: one status file per process;
+ * `pss` adds each process's smaps_rollup).
+ */
+export function treeUsage(rootPid: number, options: { pss?: boolean } = {}): TreeUsage {
+  const usage: TreeUsage = { processes: 0, rssBytes: 0, anonBytes: 0, pssBytes: 0 };
   for (const p of processTree(rootPid)) {
     if (p.state === 'Z') continue;
     const m = memory(p.pid);
     usage.processes++;
     usage.rssBytes += m.rss;
     usage.anonBytes += m.anon;
+    if (options.pss) usage.pssBytes += pssOf(p.pid);
   }
   return usage;
 }

@@ -1,6 +1,6 @@
 import type { ImageStorage } from '../../domain/image-storage.ts';
 import { createDiskStorage } from './disk-storage.ts';
-import { createS3Storage, type S3Options } from './s3-storage.ts';
+import type { S3Options } from './s3-storage.ts';
 
 export type { DiskStorageOptions } from './disk-storage.ts';
 export type { S3Options } from './s3-storage.ts';
@@ -14,6 +14,8 @@ export async function createStorage(config: StorageConfig): Promise<ImageStorage
       return createDiskStorage({ dir: config.dir });
     case 's3': {
       const { kind: _kind, ...options } = config;
+      // Loaded only when configured: the AWS SDK is the slowest import of the service.
+      const { createS3Storage } = await import('./s3-storage.ts');
       return createS3Storage(options);
     }
     default: {

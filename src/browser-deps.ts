@@ -1,0 +1,53 @@
+/**
+ * The composition of the renderer (Chromium behind the egress proxy) and the submitted-URL
+ * guard, one policy, chosen from config. Part of the composition root (deps.ts), in a module
+ * of its own with light imports, so that main.ts can start Chromium before it loads the rest
+ * of the service (docs/deployment.md, "Start-up").
+ */
+import { createBrowserRenderer } from './adapters/browser/browser-renderer.ts';
+import { createEgress } from './adapters/browser/egress/guard.ts';
+import type { Resolver } from './adapters/browser/egress/resolver.ts';
+import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
+import type { RendererLogger } from './adapters/browser/types.ts';
+import type { Config } from './config/config.ts';
+import type { TargetGuard } from './domain/captures/ports.ts';
+
+export interface BrowserDeps {
+  guard: TargetGuard;
+  renderer: LazyRenderer;
+}
+
+export interface BrowserDepsOptions {
+  /** Name resolution for the egress checks (tests: slow, dead or local names, no real DNS). */
+  resolver?: Resolver;
+  /** The machine's own interface addresses, refused like loopback unless allowlisted. */
+  interfaceAddresses?: () => Iterable<string>;
+  /** Told about every connection the egress proxy refused. */
+  onRefused?: () => void;
+  logger?: RendererLogger;
+}
+
+export function buildBrowser(config: Config, options: BrowserDepsOptions = {}): BrowserDeps {
+  const logger = options.logger;
+  const egress = createEgress({
+    allowlist: config.render.egressAllowlist,
+    selfPorts: [config.server.port],
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+    ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
+  });
+  const renderer = createBrowserRenderer({
+    policy: egress.pagePolicy,
+    chromium: {
+      ...(config.render.chromePath ? { executablePath: config.render.chromePath } : {}),
+      dataDir: config.data.dir,
+      concurrency: config.render.concurrency,
+      queueSize: config.render.queueSize,
+      maxPageHeight: config.render.maxPageHeight,
+      maxImagePixels: config.render.maxImagePixels,
+      rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
+    },
+    ...(options.onRefused ? { onRefused: options.onRefused } : {}),
+    ...(logger ? { logger } : {}),
+  });
+  return { guard: egress.guard, renderer };
+}
