@@ -42,13 +42,15 @@ const ROUTES = {
      }));</script>`,
   ),
   '/data': delayed(2_600, (res) => res.writeHead(200).end('ok')),
-  // After load, two chained quick fetches, then the page paints: the settle wait covers it.
+  // From the load handler, two chained quick fetches with a pause between them longer than the
+  // short quiet window (NETWORK_QUIET_MS) but shorter than the long one, then the page paints:
+  // the first fetch is in flight at the load event, so the page counts as fetching on its own.
   '/chained': page(
     '',
     `<style>body{background:#fff}</style>
      <script>addEventListener('load', async () => {
        await (await fetch('/quick?1')).text();
-       await new Promise((r) => setTimeout(r, 30));
+       await new Promise((r) => setTimeout(r, 100));
        await (await fetch('/quick?2')).text();
        document.body.style.background = 'rgb(0,200,0)';
      });</script>`,

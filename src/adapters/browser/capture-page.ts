@@ -25,6 +25,7 @@ import type { RenderOptions, RenderResult, WaitUntil } from '../../domain/captur
 import { AppError, isAppError } from '../../domain/errors.ts';
 import { raceAbort, sleep, withTimeout } from './abort.ts';
 import type { BrowserInstance } from './browser-instance.ts';
+import { encoderSettings } from './encoding.ts';
 import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
 import { type MemoryWatchdog, watchdogFor } from './memory-watchdog.ts';
 import { navigationError, netErrorCode } from './net-errors.ts';
@@ -87,6 +88,12 @@ export interface CaptureSettings {
 
 export type CaptureOutput = Omit<RenderResult, 'renderMs'>;
 
+/** The wait for fonts and images, started early (#earlyPaintReady). */
+interface EarlyPaintReady {
+  /** Resolves whether it finished and still holds (else it is waited for again). */
+  valid(): Promise<boolean>;
+}
+
 /** The part of the page that becomes the image (no clip: the viewport as it is). */
 interface ImageFrame {
   bounds: ImageBounds;
@@ -117,6 +124,20 @@ function httpOrigin(url: string): string | null {
   }
 }
 
+/**
+ * The favicon Chromium fetches by itself once a page has loaded (type "other", initiated by
+ * nothing in the page). It never shows in the image, so the settle wait does not wait for it:
+ * it used to turn the short quiet window after load into the long one (NETWORK_QUIET_ACTIVE_MS)
+ * on most first visits of an origin. It still goes through the egress proxy like any request.
+ */
+function isBrowserFavicon(request: HTTPRequest): boolean {
+  return (
+    request.resourceType() === 'other' &&
+    request.initiator()?.type === 'other' &&
+    !request.isNavigationRequest()
+  );
+}
+
 /** State of the capture in progress: network activity, the main document, refusals. */
 class CaptureRun {
   readonly controller = new AbortController();
@@ -124,7 +145,10 @@ class CaptureRun {
   lastActivity = performance.now();
   /** When the main navigation finished (the wait_until event), null before. */
   loadedAt: number | null = null;
-  /** A request started after loadedAt: the page fetches on its own. */
+  /**
+   * The page fetches on its own: a request was still in flight when the load event fired (its
+   * handlers start requests before Chromium reports the event), or one started after loadedAt.
+   */
   activeAfterLoad = false;
   /** Last main-frame document response (redirect hops included, final one last). */
   mainResponse: HTTPResponse | null = null;
@@ -222,6 +246,7 @@ export class CapturePage {
     page.on('requestfinished', (request) => this.#onRequestDone(request));
     page.on('requestfailed', (request) => this.#onRequestDone(request));
     page.on('response', (response) => this.#onResponse(response));
+    page.on('load', () => this.#onLoadEvent());
     page.on('framenavigated', (frame) => {
       this.#noteOrigin(frame.url());
       if (frame !== page.mainFrame()) this.#noteStorageKey(frame);
@@ -304,7 +329,7 @@ export class CapturePage {
   #onRequest(request: HTTPRequest): void {
     this.#noteOrigin(request.url());
     const run = this.#run;
-    if (!run) return;
+    if (!run || isBrowserFavicon(request)) return;
     run.inflight.add(request);
     run.lastActivity = performance.now();
     if (run.loadedAt !== null) run.activeAfterLoad = true;
@@ -375,18 +400,27 @@ export class CapturePage {
     pending.finally(() => run.checks.delete(pending)).catch(noop);
   }
 
+  /**
+   * The main frame's load event, seen in order with the network events: a request the load
+   * handlers started is in flight here even when it ends before goto() resolves.
+   */
+  #onLoadEvent(): void {
+    const run = this.#run;
+    if (run && run.inflight.size > 0) run.activeAfterLoad = true;
+  }
+
   #onRequestDone(request: HTTPRequest): void {
     const run = this.#run;
-    if (!run) return;
+    if (!run || isBrowserFavicon(request)) return;
     run.inflight.delete(request);
     run.lastActivity = performance.now();
   }
 
   #onResponse(response: HTTPResponse): void {
     const run = this.#run;
-    if (!run) return;
-    run.lastActivity = performance.now();
     const request = response.request();
+    if (!run || isBrowserFavicon(request)) return;
+    run.lastActivity = performance.now();
     if (!this.#isMainDocument(request)) return;
     run.mainResponse = response;
     const headers = response.headers();
@@ -450,9 +484,10 @@ export class CapturePage {
     await this.#emulate(o, run);
     await this.#checkSelectors(o, run);
     const targetStatus = await this.#load(o, run);
+    const paintReady = this.#earlyPaintReady(o, run);
     await this.#waitAfterLoad(o, run);
     await this.#prepareCapture(o, run);
-    const frame = await this.#frame(o, run);
+    const frame = await this.#frame(o, run, paintReady);
     await run.settleChecks();
     const image = await this.#screenshot(o, run, frame);
     return { ...image, truncated: frame.truncated, targetStatus };
@@ -535,6 +570,32 @@ export class CapturePage {
     }
   }
 
+  /**
+   * A viewport capture's wait for fonts and in-view images, started as soon as the page has
+   * loaded so that it overlaps the network settle wait instead of following it. It only
+   * counts when nothing happened on the network after it started and no other wait ran
+   * (wait_for_selector, delay): #frameViewport waits again otherwise. null: no early wait.
+   */
+  #earlyPaintReady(o: RenderOptions, run: CaptureRun): EarlyPaintReady | null {
+    if (!settles(o) || o.fullPage || o.selector !== null) return null;
+    if (o.waitForSelector !== null || o.delay > 0) return null;
+    const startedAt = performance.now();
+    const done = this.#page
+      .evaluate(waitForPaintReady, { top: 0, bottom: o.height, budgetMs: PAINT_READY_BUDGET_MS })
+      .then(
+        () => true,
+        () => false,
+      );
+    return {
+      // Valid when it finished and the network stayed still since it started (a request
+      // then could have added an image it did not see).
+      valid: async () => {
+        const ok = await run.step(done);
+        return ok && run.inflight.size === 0 && run.lastActivity <= startedAt;
+      },
+    };
+  }
+
   /** Animations frozen, `hide_selectors` hidden. */
   async #prepareCapture(o: RenderOptions, run: CaptureRun): Promise<void> {
     this.phase = 'preparing the capture';
@@ -546,7 +607,11 @@ export class CapturePage {
    * Every image stays within the plan width x scale, the height limit and the pixel budget;
    * the clip is cut before Chromium renders it, so nothing larger is ever encoded or sent.
    */
-  #frame(o: RenderOptions, run: CaptureRun): Promise<ImageFrame> {
+  #frame(
+    o: RenderOptions,
+    run: CaptureRun,
+    paintReady: EarlyPaintReady | null,
+  ): Promise<ImageFrame> {
     // The width bound in whole device px as Chromium sizes a viewport of the plan's width
     // (rounded: 333 CSS px at 2.5 is 833 device px), so a viewport of that width fits.
     const bounds: ImageBounds = {
@@ -556,7 +621,7 @@ export class CapturePage {
     };
     if (o.selector !== null) return this.#frameElement(o, o.selector, run, bounds);
     if (o.fullPage) return this.#frameFullPage(o, run, bounds);
-    return this.#frameViewport(o, run, bounds);
+    return this.#frameViewport(o, run, bounds, paintReady);
   }
 
   async #frameElement(
@@ -638,10 +703,11 @@ export class CapturePage {
     o: RenderOptions,
     run: CaptureRun,
     bounds: ImageBounds,
+    paintReady: EarlyPaintReady | null,
   ): Promise<ImageFrame> {
     const dsf = o.deviceScaleFactor;
-    if (settles(o)) {
-      this.phase = 'waiting for fonts and images';
+    this.phase = 'waiting for fonts and images';
+    if (settles(o) && !(await paintReady?.valid())) {
       await run.step(
         this.#page.evaluate(waitForPaintReady, {
           top: 0,
@@ -668,12 +734,8 @@ export class CapturePage {
       this.#cdp.send(
         'Page.captureScreenshot',
         {
-          format: o.format,
-          fromSurface: true,
+          ...encoderSettings(o.format, o.quality),
           captureBeyondViewport: frame.beyondViewport,
-          ...(o.format === 'png'
-            ? {}
-            : { quality: Math.min(100, Math.max(1, Math.round(o.quality))) }),
           ...(frame.clip ? { clip: frame.clip } : {}),
         },
         // A full-size image can take longer than the default bound on a busy machine; the
