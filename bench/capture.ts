@@ -1,52 +1,145 @@
 /**
- * Capture throughput of the Chromium renderer against two plain puppeteer-core loops measured
- * in the same run, on the same machine, with the same Chromium flags:
+ * Capture speed of the service's renderer (Chromium pool, isolated contexts, egress proxy)
+ * against two plain puppeteer-core loops measured in the same run, on the same machine, with
+ * the same Chromium flags and the same encoder settings:
  *   - fresh: a new isolated context + page per capture (full isolation, the slow way);
  *   - floor: one reused page per worker, nothing reset (no isolation; the upper bound).
- * Targets (concurrency 2): renderer >= 2x fresh, >= 0.6x floor.
+ * Two pages (bench/fixtures/site.ts): a trivial one and a realistic one (185 KB of HTML, a
+ * stylesheet, a web font, a script, 16 images, 3,033 px tall), both served on 127.0.0.1, .2
+ * and .3 so consecutive captures cross sites; 1280x800 PNG viewport captures; 1, 2 and 4
+ * client workers (the renderer's pool has one slot per core, further requests queue).
  *
- * The page is trivial and served on several loopback addresses (127.0.0.1, .2, .3), so
- * consecutive captures cross sites. A soak of 500 captures then checks that the browser's
- * process count does not grow and its RSS stays within 20%.
+ * Short rounds interleave every (page, concurrency, mode) cell in a rotating order, so drift
+ * and the load of other processes hit all modes alike; each ratio is taken per round and the
+ * median reported. Then:
+ *   - the full service (HTTP POST /v1/screenshots, every capture a cache miss) beside the floor;
+ *   - the encoder table: Page.captureScreenshot of the loaded realistic page with each
+ *     candidate setting, time and bytes;
+ *   - a soak (trivial page) that checks the browser's process count and memory stay flat (when run
+ *     alone; `npm run bench` leaves it to the memory part's 1,000-capture soak).
  *
- *   ./node_modules/.bin/node bench/capture.ts [--no-soak] [--captures=N]
+ * Targets: renderer >= 0.9x the floor at every concurrency on both pages; the renderer's
+ * throughput at concurrency 4 not below that at 2 (beyond 5% of noise).
+ *
+ *   ./node_modules/.bin/node bench/capture.ts [--quick] [--no-soak]
  */
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import type { Browser, Page } from 'puppeteer-core';
-import { launch } from 'puppeteer-core';
-import { chromiumArgs } from '../src/adapters/browser/browser-instance.ts';
-import { createChromiumRenderer } from '../src/adapters/browser/chromium-renderer.ts';
-import { findChromium, launchableBinary } from '../src/adapters/browser/find-chromium.ts';
+import type { Browser, CDPSession, Page } from 'puppeteer-core';
+import { createBrowserRenderer } from '../src/adapters/browser/browser-renderer.ts';
+import { createEgress } from '../src/adapters/browser/egress/guard.ts';
+import { encoderSettings } from '../src/adapters/browser/encoding.ts';
+import { findChromium } from '../src/adapters/browser/find-chromium.ts';
 import { processesMentioning, type TreeUsage, treeUsage } from '../src/adapters/browser/proc.ts';
-import type { Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
+import type { ImageFormat, Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
+import { createKey, signUp, startApp, type TestApp } from '../test/helpers/app.ts';
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
-import { type FixtureSite, page as html, startSite } from '../test/helpers/fixtures.ts';
+import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
+import { type BenchSites, REALISTIC_HEIGHT, startBenchSites } from './fixtures/site.ts';
 
 const HOSTS = ['127.0.0.1', '127.0.0.2', '127.0.0.3'];
-const VIEWPORT = { width: 1280, height: 720 };
-const ROUNDS = 4;
-const WARMUP = 6;
+const VIEWPORT = { width: 1280, height: 800 };
+const PAGE_NAMES = ['trivial', 'realistic'] as const;
+type PageName = (typeof PAGE_NAMES)[number];
+const CONCURRENCIES = [1, 2, 4] as const;
+const MODES = ['renderer', 'floor', 'fresh'] as const;
+type Mode = (typeof MODES)[number];
+/** Renderer slots: one per core, as RENDER_CONCURRENCY's default. */
+const SLOTS = Math.max(1, availableParallelism());
+const FLOOR_TARGET = 0.9;
+/** c4 / c2 of the renderer's throughput must be at least this (1, less 5% of noise). */
+const SCALING_TARGET = 0.95;
 const SOAK_CAPTURES = 500;
 /** Captures between two process-count readings during the soak. */
 const SOAK_STEP = 25;
-const TRIVIAL = html('<h1>Hello</h1><p>A trivial page for the capture benchmark.</p>');
+/** The interleaved rounds stop early (after two at least) rather than run past this. */
+const ROUNDS_BUDGET_MS = 180_000;
+/** Failure messages kept for the report (all failures are counted). */
+const MAX_FAILURE_MESSAGES = 10;
+
+interface Plan {
+  rounds: number;
+  /** Measured captures per cell and round, by page. */
+  captures: Record<PageName, number>;
+  serviceRounds: number;
+  serviceCaptures: Record<PageName, number>;
+  encodeReps: number;
+  soak: boolean;
+}
+
+const FULL: Plan = {
+  rounds: 4,
+  captures: { trivial: 12, realistic: 8 },
+  serviceRounds: 3,
+  serviceCaptures: { trivial: 12, realistic: 8 },
+  encodeReps: 8,
+  soak: true,
+};
+const QUICK: Plan = {
+  rounds: 2,
+  captures: { trivial: 4, realistic: 4 },
+  serviceRounds: 1,
+  serviceCaptures: { trivial: 4, realistic: 4 },
+  encodeReps: 2,
+  soak: false,
+};
 
 export interface CaptureBenchOptions {
-  /** Measured captures per mode and round. Default 30. */
-  captures?: number;
-  /** Run the 500-capture soak. Default true. */
+  /** Fewer rounds and captures, no soak: checks the harness, rough figures. */
+  quick?: boolean;
+  /** Run the 500-capture soak (default: yes, unless quick). */
   soak?: boolean;
   log?: (line: string) => void;
 }
 
-interface ModeStats {
+export interface Stats {
   captures: number;
   throughputPerSec: number;
   medianMs: number;
   p95Ms: number;
 }
 
+interface Run {
+  latencies: number[];
+  elapsedMs: number;
+}
+
 type CaptureFn = (url: string, worker: number) => Promise<void>;
+
+export interface EncodingRow {
+  format: ImageFormat;
+  setting: string;
+  /** What the service uses by default for this format. */
+  chosen: boolean;
+  msPerCapture: number;
+  bytes: number;
+}
+
+export interface CaptureBenchResult {
+  viewport: typeof VIEWPORT;
+  slots: number;
+  plan: Plan;
+  /** Interleaved rounds actually run (the time budget may cut them short). */
+  rounds: number;
+  realisticBytes: number;
+  realisticHeight: number | null;
+  /** page -> concurrency -> mode -> stats, with the per-round median ratios. */
+  cells: Record<
+    string,
+    Record<string, { stats: Record<Mode, Stats>; vsFloor: number; vsFresh: number }>
+  >;
+  /** page -> renderer c4/c2 throughput (median of per-round ratios). */
+  scaling: Record<string, number>;
+  service: Record<
+    string,
+    { concurrency: number; service: Stats; floor: Stats; vsFloor: number }
+  > | null;
+  encoding: EncodingRow[];
+  targets: Array<{ name: string; value: number; threshold: number; met: boolean }>;
+  soak: object | null;
+  failedCaptures: number;
+  failures: string[];
+}
 
 function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;
@@ -54,13 +147,38 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.max(0, index)] as number;
 }
 
-/** Runs `count` captures with `concurrency` workers, round-robin over the sites. */
+const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+const median = (xs: number[]): number =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+
+/** Counts failed captures and keeps the first messages; a failed capture fails the bench. */
+class Failures {
+  count = 0;
+  readonly messages: string[] = [];
+
+  add(what: string, err: unknown): void {
+    this.count++;
+    if (this.messages.length < MAX_FAILURE_MESSAGES) {
+      this.messages.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}
+
+/**
+ * Runs `count` captures with `concurrency` workers, round-robin over the URLs. A failed
+ * capture is counted (and fails the benchmark) but does not stop the run.
+ */
 async function drive(
   urls: string[],
   count: number,
   concurrency: number,
   capture: CaptureFn,
-): Promise<{ latencies: number[]; elapsedMs: number }> {
+  failures: Failures,
+  label: string,
+): Promise<Run> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
@@ -70,26 +188,37 @@ async function drive(
         const i = next++;
         if (i >= count) return;
         const t0 = performance.now();
-        await capture(urls[i % urls.length] as string, worker);
-        latencies.push(performance.now() - t0);
+        try {
+          await capture(urls[i % urls.length] as string, worker);
+          latencies.push(performance.now() - t0);
+        } catch (err) {
+          failures.add(label, err);
+        }
       }
     }),
   );
   return { latencies, elapsedMs: performance.now() - started };
 }
 
-function summarize(runs: Array<{ latencies: number[]; elapsedMs: number }>): ModeStats {
+function summarize(runs: Run[]): Stats {
   const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
   const elapsed = runs.reduce((sum, r) => sum + r.elapsedMs, 0);
   return {
     captures: latencies.length,
-    throughputPerSec: round((latencies.length / elapsed) * 1000),
-    medianMs: round(percentile(latencies, 50)),
-    p95Ms: round(percentile(latencies, 95)),
+    throughputPerSec: round((latencies.length / Math.max(1, elapsed)) * 1000),
+    medianMs: round(percentile(latencies, 50), 1),
+    p95Ms: round(percentile(latencies, 95), 1),
   };
 }
 
-const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
+const rate = (run: Run | undefined): number =>
+  run && run.elapsedMs > 0 ? run.latencies.length / run.elapsedMs : 0;
+
+/** Median over rounds of a's throughput / b's, each pair measured in the same round. */
+function ratio(a: Run[], b: Run[]): number {
+  const perRound = a.map((run, r) => rate(run) / rate(b[r])).filter(Number.isFinite);
+  return round(median(perRound));
+}
 
 function renderOptions(url: string): RenderOptions {
   return {
@@ -114,137 +243,452 @@ function renderOptions(url: string): RenderOptions {
 const rendererCapture =
   (renderer: Renderer): CaptureFn =>
   async (url) => {
-    await renderer.render(renderOptions(url), { deadline: Date.now() + 30_000 });
+    await renderer.render(renderOptions(url), { deadline: Date.now() + 60_000 });
   };
 
-async function plainPage(browser: Browser): Promise<{ page: Page; close(): Promise<void> }> {
-  const context = await browser.createBrowserContext();
-  const page = await context.newPage();
-  await page.setViewport({ ...VIEWPORT, deviceScaleFactor: 1 });
-  return { page, close: () => context.close() };
+interface PlainPage {
+  page: Page;
+  cdp: CDPSession;
+  close(): Promise<void>;
 }
 
-/** The same work a capture needs, without any isolation or settling. */
-async function plainShot(page: Page, url: string): Promise<void> {
-  await page.goto(url, { waitUntil: 'load' });
-  await page.screenshot({ type: 'png' });
+async function plainPage(browser: Browser): Promise<PlainPage> {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  const cdp = await page.createCDPSession();
+  // Device metrics on the session the screenshot goes through, as the renderer does.
+  await cdp.send('Emulation.setDeviceMetricsOverride', {
+    ...VIEWPORT,
+    deviceScaleFactor: 1,
+    mobile: false,
+    screenWidth: VIEWPORT.width,
+    screenHeight: VIEWPORT.height,
+  });
+  return { page, cdp, close: () => context.close() };
+}
+
+/** The same load and encoding a capture needs, without any isolation or settling. */
+async function plainShot(p: PlainPage, url: string): Promise<void> {
+  await p.page.goto(url, { waitUntil: 'load' });
+  const shot = await p.cdp.send('Page.captureScreenshot', {
+    ...encoderSettings('png', 80),
+    captureBeyondViewport: false,
+  });
+  if (shot.data.length === 0) throw new Error('empty screenshot');
 }
 
 const freshCapture =
   (browser: Browser): CaptureFn =>
   async (url) => {
-    const { page, close } = await plainPage(browser);
+    const p = await plainPage(browser);
     try {
-      await plainShot(page, url);
+      await plainShot(p, url);
     } finally {
-      await close();
+      await p.close();
     }
   };
 
-function floorCapture(pages: Page[]): CaptureFn {
-  return (url, worker) => plainShot(pages[worker] as Page, url);
+function floorCapture(pages: PlainPage[]): CaptureFn {
+  return (url, worker) => plainShot(pages[worker] as PlainPage, url);
 }
 
-export async function runCaptureBench(options: CaptureBenchOptions = {}): Promise<object> {
-  const log = options.log ?? ((line: string) => console.log(line));
-  const count = options.captures ?? 30;
-  const executable = findChromium();
-  if (executable === null) throw new Error('Chromium not found: set CHROME_PATH');
-  const dataDir = await longDataDir('capture-bench');
-  const sites: FixtureSite[] = [];
-  let renderer: Renderer | undefined;
-  let browser: Browser | undefined;
+/** The service's capture: an HTTP POST with an API key, a unique URL so it always renders. */
+function serviceCapture(app: TestApp, key: string): CaptureFn {
+  let n = 0;
+  return async (url) => {
+    const res = await fetch(`${app.url}/v1/screenshots`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ url: `${url}?n=${n++}`, ...VIEWPORT, format: 'png' }),
+    });
+    const body = await res.text();
+    if (res.status !== 201) throw new Error(`HTTP ${res.status}: ${body.slice(0, 200)}`);
+    if ((JSON.parse(body) as { cached?: boolean }).cached) throw new Error('a cache hit');
+  };
+}
+
+/** Candidate encoder settings for the table; `chosen` marks what the service uses. */
+function encodingCandidates(): Array<{
+  format: ImageFormat;
+  setting: string;
+  params: Record<string, unknown>;
+  chosen: boolean;
+}> {
+  const service = (format: ImageFormat, quality: number) =>
+    JSON.stringify(encoderSettings(format, quality));
+  const list: Array<{ format: ImageFormat; setting: string; params: Record<string, unknown> }> = [
+    { format: 'png', setting: 'zlib default', params: { format: 'png', fromSurface: true } },
+    {
+      format: 'png',
+      setting: 'optimizeForSpeed',
+      params: { format: 'png', fromSurface: true, optimizeForSpeed: true },
+    },
+  ];
+  for (const format of ['jpeg', 'webp'] as const) {
+    for (const quality of [60, 80, 90]) {
+      list.push({
+        format,
+        setting: `quality ${quality}`,
+        params: { format, quality, fromSurface: true },
+      });
+    }
+  }
+  // Chosen: what encoderSettings gives at the API's default quality (80).
+  return list.map((c) => ({
+    ...c,
+    chosen: JSON.stringify(c.params) === service(c.format, 80),
+  }));
+}
+
+/**
+ * Page.captureScreenshot of the loaded realistic page with each candidate, interleaved:
+ * the encoder's time (with the compositor's copy) and the bytes.
+ */
+async function encodingTable(
+  browser: Browser,
+  url: string,
+  reps: number,
+  failures: Failures,
+): Promise<{ rows: EncodingRow[]; height: number | null }> {
+  const p = await plainPage(browser);
   try {
-    for (const host of HOSTS) sites.push(await startSite({ '/': TRIVIAL }, host));
-    const urls = sites.map((s) => `${s.origin}/`);
-    renderer = await createChromiumRenderer({
-      dataDir,
-      concurrency: 2,
-      queueSize: 100,
-      maxPageHeight: 16_384,
-    });
-    browser = await launch({
-      executablePath: launchableBinary(executable),
-      headless: true,
-      pipe: true,
-      args: chromiumArgs({ root: process.getuid?.() === 0 }),
-      ignoreDefaultArgs: ['--disable-popup-blocking'],
-      handleSIGINT: false,
-      handleSIGTERM: false,
-      handleSIGHUP: false,
-    });
-    const floorPages = [await plainPage(browser), await plainPage(browser)];
-    const modes: Record<string, CaptureFn> = {
-      renderer: rendererCapture(renderer),
-      fresh: freshCapture(browser),
-      floor: floorCapture(floorPages.map((p) => p.page)),
-    };
-    const runs: Record<string, Array<{ latencies: number[]; elapsedMs: number }>> = {};
-    for (const capture of Object.values(modes)) await drive(urls, WARMUP, 2, capture);
-    // Short rounds interleave the modes (in a rotating order) so that drift and the load of
-    // other processes on the machine hit all of them alike; ratios are taken per round, between
-    // runs measured minutes apart at most, and their median is reported.
-    const names = Object.keys(modes);
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const concurrency of [1, 2]) {
-        for (let i = 0; i < names.length; i++) {
-          const name = names[(i + r) % names.length] as string;
-          const key = `${name}@${concurrency}`;
-          const run = await drive(urls, count, concurrency, modes[name] as CaptureFn);
-          runs[key] = [...(runs[key] ?? []), run];
+    await p.page.goto(url, { waitUntil: 'load' });
+    await p.page.evaluate(() => document.fonts.ready.then(() => undefined));
+    const height = await p.page.evaluate(() => document.documentElement.scrollHeight);
+    const candidates = encodingCandidates();
+    const times = candidates.map(() => [] as number[]);
+    const bytes = candidates.map(() => 0);
+    for (let r = 0; r < reps + 1; r++) {
+      for (let i = 0; i < candidates.length; i++) {
+        const index = (i + r) % candidates.length;
+        const c = candidates[index] as (typeof candidates)[number];
+        const t0 = performance.now();
+        try {
+          const shot = await p.cdp.send('Page.captureScreenshot', {
+            ...c.params,
+            captureBeyondViewport: false,
+          } as never);
+          const ms = performance.now() - t0;
+          // The first rep warms up.
+          if (r > 0) times[index]?.push(ms);
+          bytes[index] = Buffer.from(shot.data, 'base64').length;
+        } catch (err) {
+          failures.add(`encoding ${c.format} ${c.setting}`, err);
         }
       }
-      log(`round ${r + 1}/${ROUNDS} done`);
     }
-    const results: Record<string, ModeStats> = {};
-    for (const [key, value] of Object.entries(runs)) results[key] = summarize(value);
-    const roundRate = (key: string, r: number): number => {
-      const run = runs[key]?.[r];
-      return run ? run.latencies.length / run.elapsedMs : 0;
+    const rows = candidates.map((c, i) => ({
+      format: c.format,
+      setting: c.setting,
+      chosen: c.chosen,
+      msPerCapture: round(median(times[i] ?? []), 1),
+      bytes: bytes[i] ?? 0,
+    }));
+    return { rows, height };
+  } finally {
+    await p.close();
+  }
+}
+
+export async function runCaptureBench(
+  options: CaptureBenchOptions = {},
+): Promise<CaptureBenchResult> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const plan: Plan = { ...(options.quick ? QUICK : FULL) };
+  if (options.soak !== undefined) plan.soak = options.soak;
+  const executable = findChromium();
+  if (executable === null) throw new Error('Chromium not found: set CHROME_PATH');
+  const failures = new Failures();
+  const dataDir = await longDataDir('capture-bench');
+  let sites: BenchSites | undefined;
+  let renderer: Renderer | undefined;
+  let browser: Browser | undefined;
+  let app: TestApp | undefined;
+  try {
+    sites = await startBenchSites(HOSTS);
+    const urls = sites.urls;
+    // The renderer as the service builds it: egress proxy, navigation checks, the fixture
+    // servers allowlisted (they are on loopback).
+    const egress = createEgress({ allowlist: sites.hostPorts.join(','), selfPorts: [] });
+    const lazy = createBrowserRenderer({
+      policy: egress.pagePolicy,
+      chromium: { dataDir, concurrency: SLOTS, queueSize: 100, maxPageHeight: 16_384 },
+    });
+    renderer = lazy;
+    await lazy.warm();
+    browser = await launchBaselineBrowser();
+    const maxConcurrency = Math.max(...CONCURRENCIES);
+    const floorPages: PlainPage[] = [];
+    for (let i = 0; i < maxConcurrency; i++) floorPages.push(await plainPage(browser));
+    const modes: Record<Mode, CaptureFn> = {
+      renderer: rendererCapture(renderer),
+      floor: floorCapture(floorPages),
+      fresh: freshCapture(browser),
     };
-    const ratio = (a: string, b: string): number => {
-      const perRound = Array.from({ length: ROUNDS }, (_, r) => roundRate(a, r) / roundRate(b, r));
-      return round(
-        percentile(
-          perRound.sort((x, y) => x - y),
-          50,
-        ),
-      );
-    };
-    const ratios = {
-      sequentialVsFresh: ratio('renderer@1', 'fresh@1'),
-      sequentialVsFloor: ratio('renderer@1', 'floor@1'),
-      concurrent2VsFresh: ratio('renderer@2', 'fresh@2'),
-      concurrent2VsFloor: ratio('renderer@2', 'floor@2'),
-    };
-    const targets = {
-      concurrent2AtLeast2xFresh: ratios.concurrent2VsFresh >= 2,
-      concurrent2AtLeast06xFloor: ratios.concurrent2VsFloor >= 0.6,
-    };
-    log('mode            captures  captures/s  median ms  p95 ms');
-    for (const [key, s] of Object.entries(results)) {
+    log(`capture: ${SLOTS} renderer slots; warming up`);
+    for (const name of PAGE_NAMES) {
+      for (const mode of MODES) {
+        await drive(urls[name], 2 * maxConcurrency, maxConcurrency, modes[mode], failures, mode);
+      }
+    }
+
+    // runs[page][concurrency][mode] = one run per round.
+    const runs: Record<string, Record<number, Record<Mode, Run[]>>> = {};
+    const cells = PAGE_NAMES.flatMap((page) => CONCURRENCIES.map((c) => ({ page, c })));
+    const started = performance.now();
+    for (let r = 0; r < plan.rounds; r++) {
+      // On a busy machine, fewer rounds rather than a benchmark past its time budget.
+      const elapsed = performance.now() - started;
+      if (r >= 2 && elapsed + elapsed / r > ROUNDS_BUDGET_MS) {
+        log(`capture: stopping after ${r} rounds (time budget)`);
+        break;
+      }
+      for (const [ci, { page, c }] of cells.entries()) {
+        for (let i = 0; i < MODES.length; i++) {
+          const mode = MODES[(i + r + ci) % MODES.length] as Mode;
+          const run = await drive(
+            urls[page],
+            plan.captures[page],
+            c,
+            modes[mode],
+            failures,
+            `${mode} ${page} c${c}`,
+          );
+          runs[page] ??= {};
+          runs[page][c] ??= { renderer: [], floor: [], fresh: [] };
+          runs[page][c][mode].push(run);
+        }
+      }
       log(
-        `${key.padEnd(16)}${String(s.captures).padStart(8)}${String(s.throughputPerSec).padStart(12)}` +
-          `${String(s.medianMs).padStart(11)}${String(s.p95Ms).padStart(8)}`,
+        `capture: round ${r + 1}/${plan.rounds} done ` +
+          `(${round((performance.now() - started) / 1000, 0)} s)`,
       );
     }
-    log(`ratios (median of ${ROUNDS} rounds): ${JSON.stringify(ratios)}`);
-    log(`targets met: ${JSON.stringify(targets)}`);
+
+    const result: CaptureBenchResult['cells'] = {};
+    const scaling: Record<string, number> = {};
+    const targets: CaptureBenchResult['targets'] = [];
+    for (const page of PAGE_NAMES) {
+      result[page] = {};
+      for (const c of CONCURRENCIES) {
+        const byMode = runs[page]?.[c] as Record<Mode, Run[]>;
+        const vsFloor = ratio(byMode.renderer, byMode.floor);
+        result[page][c] = {
+          stats: {
+            renderer: summarize(byMode.renderer),
+            floor: summarize(byMode.floor),
+            fresh: summarize(byMode.fresh),
+          },
+          vsFloor,
+          vsFresh: ratio(byMode.renderer, byMode.fresh),
+        };
+        targets.push({
+          name: `${page}, concurrency ${c}: renderer / floor`,
+          value: vsFloor,
+          threshold: FLOOR_TARGET,
+          met: vsFloor >= FLOOR_TARGET,
+        });
+      }
+      const at = (c: number) => runs[page]?.[c]?.renderer ?? [];
+      scaling[page] = ratio(at(4), at(2));
+      targets.push({
+        name: `${page}: renderer throughput, concurrency 4 / 2`,
+        value: scaling[page],
+        threshold: SCALING_TARGET,
+        met: scaling[page] >= SCALING_TARGET,
+      });
+    }
+
+    log('capture: encoder settings');
+    const encoding = await encodingTable(
+      browser,
+      urls.realistic[0] as string,
+      plan.encodeReps,
+      failures,
+    );
+    if (encoding.height !== REALISTIC_HEIGHT) {
+      failures.add(
+        'realistic page',
+        new Error(`${encoding.height} px tall, not ${REALISTIC_HEIGHT}`),
+      );
+    }
+
+    // The full service beside the floor, interleaved. Its own renderer (another Chromium)
+    // runs only in this phase; the bench renderer is closed first, so both do not compete.
+    await renderer.close();
+    renderer = undefined;
+    log('capture: full service');
+    app = await startApp({
+      db: 'sqlite',
+      env: { EGRESS_ALLOWLIST: sites.hostPorts.join(','), LOG_LEVEL: 'warn' },
+      plans: {
+        free: {
+          monthly_quota: 1_000_000_000,
+          rate_per_minute: 1_000_000,
+          concurrent_renders: 16,
+        },
+      },
+    });
+    const user = await signUp(app);
+    const { key } = await createKey(app, user.cookie);
+    const service = serviceCapture(app, key);
+    const serviceConcurrency = Math.min(2, maxConcurrency);
+    const serviceRows: NonNullable<CaptureBenchResult['service']> = {};
+    for (const page of PAGE_NAMES) {
+      await drive(urls[page], 4, serviceConcurrency, service, failures, `service ${page} warm-up`);
+      const svc: Run[] = [];
+      const floor: Run[] = [];
+      for (let r = 0; r < plan.serviceRounds; r++) {
+        const pair = [
+          ['service', service],
+          ['floor', modes.floor],
+        ] as const;
+        for (const [name, fn] of r % 2 === 0 ? pair : [...pair].reverse()) {
+          const run = await drive(
+            urls[page],
+            plan.serviceCaptures[page],
+            serviceConcurrency,
+            fn,
+            failures,
+            `${name} ${page} (service phase)`,
+          );
+          (name === 'service' ? svc : floor).push(run);
+        }
+      }
+      serviceRows[page] = {
+        concurrency: serviceConcurrency,
+        service: summarize(svc),
+        floor: summarize(floor),
+        vsFloor: ratio(svc, floor),
+      };
+    }
+    await app.close();
+    app = undefined;
     for (const p of floorPages) await p.close();
     await browser.close();
     browser = undefined;
 
     let soak: object | null = null;
-    if (options.soak !== false) {
-      soak = await runSoak(renderer, urls, dataDir, log);
+    if (plan.soak) {
+      const soakDir = join(dataDir, 'soak');
+      const soakRenderer = createBrowserRenderer({
+        policy: egress.pagePolicy,
+        chromium: {
+          dataDir: soakDir,
+          concurrency: SLOTS,
+          queueSize: 100,
+          maxPageHeight: 16_384,
+        },
+      });
+      renderer = soakRenderer;
+      await soakRenderer.warm();
+      soak = await runSoak(renderer, urls.trivial, soakDir, log, failures);
     }
-    return { viewport: VIEWPORT, rounds: ROUNDS, results, ratios, targets, soak };
+    const out: CaptureBenchResult = {
+      viewport: VIEWPORT,
+      slots: SLOTS,
+      plan,
+      rounds: runs.trivial?.[1]?.renderer.length ?? 0,
+      realisticBytes: sites.realisticBytes,
+      realisticHeight: encoding.height,
+      cells: result,
+      scaling,
+      service: serviceRows,
+      encoding: encoding.rows,
+      targets,
+      soak,
+      failedCaptures: failures.count,
+      failures: failures.messages,
+    };
+    return out;
   } finally {
-    await browser?.close().catch(() => {});
-    await renderer?.close();
-    for (const site of sites) await site.close();
-    await removeDataDir(dataDir);
+    // Cleanup problems are logged, never thrown over the error that ended the run.
+    const quietly = async (what: string, step: (() => Promise<unknown>) | undefined) => {
+      await step?.().catch((err: unknown) => log(`capture: ${what}: ${String(err)}`));
+    };
+    await quietly('closing the app', app && (() => (app as TestApp).close()));
+    await quietly('closing the baseline browser', browser && (() => (browser as Browser).close()));
+    await quietly('closing the renderer', renderer && (() => (renderer as Renderer).close()));
+    await quietly('closing the sites', sites && (() => (sites as BenchSites).close()));
+    await quietly('removing the data directory', () => removeDataDir(dataDir));
   }
+}
+
+const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : '-');
+const f2 = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : '-');
+const cell = (s: Stats): string => `${f2(s.throughputPerSec)}/s (p50 ${f1(s.medianMs)} ms)`;
+
+/** The capture part's tables: every baseline beside every figure, with the ratios. */
+export function captureMarkdown(r: CaptureBenchResult): string {
+  const lines: string[] = [];
+  lines.push(
+    `### Capture: the renderer against puppeteer baselines`,
+    '',
+    `1280x800 PNG viewport captures; the renderer has ${r.slots} slots (one per core), so ` +
+      'further workers queue. Ratios: median over ' +
+      `${r.rounds} interleaved rounds of the per-round throughput ratio. Realistic page: ` +
+      `${Math.round(r.realisticBytes / 1024)} KB in 20 files, ${r.realisticHeight ?? '?'} px tall.`,
+    '',
+    '| Page | Workers | Renderer (service path) | Floor: reused page, no reset | ' +
+      'Renderer / floor | Fresh: new context per capture | Renderer / fresh |',
+    '|---|---|---|---|---|---|---|',
+  );
+  for (const [page, byC] of Object.entries(r.cells)) {
+    for (const [c, x] of Object.entries(byC)) {
+      lines.push(
+        `| ${page} | ${c} | ${cell(x.stats.renderer)} | ${cell(x.stats.floor)} | ` +
+          `**${f2(x.vsFloor)}x** | ${cell(x.stats.fresh)} | ${f2(x.vsFresh)}x |`,
+      );
+    }
+  }
+  if (r.service) {
+    lines.push(
+      '',
+      '### Capture: the full service (HTTP POST /v1/screenshots, cache miss) against the floor',
+      '',
+      '| Page | Workers | Full service: HTTP, auth, quota, DB, storage | Floor | Service / floor |',
+      '|---|---|---|---|---|',
+    );
+    for (const [page, s] of Object.entries(r.service)) {
+      lines.push(
+        `| ${page} | ${s.concurrency} | ${cell(s.service)} | ${cell(s.floor)} | ` +
+          `**${f2(s.vsFloor)}x** |`,
+      );
+    }
+  }
+  const pngDefault = r.encoding.find((e) => e.format === 'png' && e.setting === 'zlib default');
+  lines.push(
+    '',
+    '### Image encoding (realistic page, 1280x800, Page.captureScreenshot alone)',
+    '',
+    '| Format | Setting | ms per capture | KB | Time / PNG zlib default | Bytes / PNG zlib default | Default |',
+    '|---|---|---|---|---|---|---|',
+  );
+  for (const e of r.encoding) {
+    const t = pngDefault ? e.msPerCapture / pngDefault.msPerCapture : Number.NaN;
+    const b = pngDefault ? e.bytes / pngDefault.bytes : Number.NaN;
+    lines.push(
+      `| ${e.format} | ${e.setting} | ${f1(e.msPerCapture)} | ${f1(e.bytes / 1024)} | ` +
+        `${f2(t)}x | ${f2(b)}x | ${e.chosen ? '**chosen**' : ''} |`,
+    );
+  }
+  lines.push(
+    '',
+    '### Capture targets',
+    '',
+    '| Target | Value | Threshold | |',
+    '|---|---|---|---|',
+  );
+  for (const t of r.targets) {
+    lines.push(
+      `| ${t.name} | ${f2(t.value)} | >= ${t.threshold} | ${t.met ? 'met' : '**NOT MET**'} |`,
+    );
+  }
+  if (r.soak) lines.push('', `Soak: \`${JSON.stringify(r.soak)}\``);
+  if (r.failedCaptures > 0) {
+    lines.push('', `**${r.failedCaptures} captures FAILED**:`, ...r.failures.map((m) => `- ${m}`));
+  }
+  return lines.join('\n');
 }
 
 /** The renderer's browser: the process whose command line holds our data dir's profile. */
@@ -263,6 +707,7 @@ async function runSoak(
   urls: string[],
   dataDir: string,
   log: (line: string) => void,
+  failures: Failures,
 ): Promise<object> {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   // Chromium starts and ends renderer processes on its own (a spare renderer, one per site),
@@ -278,20 +723,23 @@ async function runSoak(
     }
     return best;
   };
+  // Warm up (pages of every slot used once) before the first reading.
+  await drive(urls, 4 * SLOTS, SLOTS, rendererCapture(renderer), failures, 'soak warm-up');
   await sleep(1_000);
   const before = rendererBrowserPid(dataDir);
   const start = await steady(before);
   const checkpoints: number[] = [];
   const started = performance.now();
   for (let done = 0; done < SOAK_CAPTURES; done += SOAK_STEP) {
-    await drive(urls, Math.min(SOAK_STEP, SOAK_CAPTURES - done), 2, rendererCapture(renderer));
+    const n = Math.min(SOAK_STEP, SOAK_CAPTURES - done);
+    await drive(urls, n, SLOTS, rendererCapture(renderer), failures, 'soak');
     const pid = rendererBrowserPid(dataDir);
     checkpoints.push(pid === null ? -1 : treeUsage(pid).processes);
     if ((done + SOAK_STEP) % 100 === 0) {
       log(`soak: ${done + SOAK_STEP}/${SOAK_CAPTURES} captures, ${checkpoints.at(-1)} processes`);
     }
   }
-  const result = { elapsedMs: performance.now() - started };
+  const elapsedMs = performance.now() - started;
   const after = rendererBrowserPid(dataDir);
   const end = await steady(after);
   const growth = (pick: (u: TreeUsage) => number): number | null =>
@@ -306,9 +754,9 @@ async function runSoak(
       rssMiB: round(u.rssBytes / 2 ** 20, 1),
       anonMiB: round(u.anonBytes / 2 ** 20, 1),
     };
-  const soak = {
+  return {
     captures: SOAK_CAPTURES,
-    throughputPerSec: round((SOAK_CAPTURES / result.elapsedMs) * 1000),
+    throughputPerSec: round((SOAK_CAPTURES / elapsedMs) * 1000),
     sameBrowser: before === after,
     start: mib(start),
     end: mib(end),
@@ -323,15 +771,17 @@ async function runSoak(
     anonWithin20Percent: anonGrowth === null ? null : Math.abs(anonGrowth) <= 0.2,
     rendererStats: renderer.stats(),
   };
-  log(`soak: ${JSON.stringify(soak)}`);
-  return soak;
 }
 
 if (import.meta.main) {
   const args = process.argv.slice(2);
-  const capturesArg = args.find((a) => a.startsWith('--captures='));
-  await runCaptureBench({
-    soak: !args.includes('--no-soak'),
-    ...(capturesArg ? { captures: Number(capturesArg.split('=')[1]) } : {}),
+  const result = await runCaptureBench({
+    quick: args.includes('--quick'),
+    ...(args.includes('--no-soak') ? { soak: false } : {}),
   });
+  process.stdout.write(`${captureMarkdown(result)}\n`);
+  if (result.failedCaptures > 0) {
+    process.stderr.write(`\nCAPTURE BENCHMARK FAILED: ${result.failedCaptures} captures failed\n`);
+    process.exitCode = 1;
+  }
 }

@@ -1,13 +1,20 @@
 /**
  * `npm run bench`: every benchmark of the project in one report, each beside the baseline
- * it is measured against in the same run:
- *   - capture: the Chromium renderer against raw puppeteer-core loops (bench/capture.ts);
+ * it is measured against in the same run. The parts, in the order they run (PARTS below; a
+ * new benchmark is one more entry there):
  *   - api: cache-hit captures through the full HTTP stack against a bare route (bench/api.ts);
+ *   - capture: the renderer against raw puppeteer-core loops on a trivial and a realistic
+ *     page, the full service against the same floor, the encoder settings (bench/capture.ts);
  *   - cluster: two nodes on PostgreSQL + Redis + S3 against one node on the same engines
- *     (bench/cluster.ts).
- * Prints a markdown table and writes bench/results/latest.json and latest.md.
+ *     (bench/cluster.ts);
+ *   - memory: PSS of Node + Chromium at rest after a concurrency-4 run and over a soak,
+ *     against a plain puppeteer browser that did the same work (bench/memory.ts);
+ *   - start: process start to first capture, against a bare puppeteer launch + capture
+ *     (bench/start.ts).
+ * Prints a markdown report and writes bench/results/latest.json and latest.md. Exits 1, with
+ * a loud message, when a part failed or any capture in it failed.
  *
- *   npm run bench -- [--quick] [--only=capture,api,cluster] [--skip=cluster]
+ *   npm run bench -- [--quick] [--only=api,capture,...] [--skip=cluster,...]
  *
  * --quick: fewer captures, no soak, shorter cluster runs (a check that the harness works;
  * the figures are rougher).
@@ -16,13 +23,10 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { runApiBench } from './api.ts';
-import { runCaptureBench } from './capture.ts';
+import { captureMarkdown, runCaptureBench } from './capture.ts';
 import { runClusterBench } from './cluster.ts';
-
-// The HTTP part runs first: measured right after the capture part it would share the machine
-// with the tail of a 500-capture soak's Chromium shutting down.
-const PARTS = ['api', 'capture', 'cluster'] as const;
-type Part = (typeof PARTS)[number];
+import { type MemoryResult, runMemoryBench } from './memory.ts';
+import { runStartBench, type StartResult } from './start.ts';
 
 interface Row {
   benchmark: string;
@@ -33,7 +37,27 @@ interface Row {
   note: string;
 }
 
+/** What a part hands back: its JSON, its lines of the common table and/or its own section. */
+interface PartOutcome {
+  json: unknown;
+  rows?: Row[];
+  markdown?: string;
+  /** Failed captures or requests: any of them fails the whole run. */
+  failures?: string[];
+}
+
+interface PartContext {
+  quick: boolean;
+  log: (line: string) => void;
+}
+
+interface Part {
+  name: string;
+  run(ctx: PartContext): Promise<PartOutcome>;
+}
+
 function parseArgs(argv: string[]): { quick: boolean; parts: Part[] } {
+  const names = PARTS.map((p) => p.name);
   const list = (name: string): string[] | null => {
     const arg = argv.find((a) => a.startsWith(`--${name}=`));
     return arg ? (arg.split('=')[1] ?? '').split(',').filter(Boolean) : null;
@@ -41,13 +65,13 @@ function parseArgs(argv: string[]): { quick: boolean; parts: Part[] } {
   const only = list('only');
   const skip = list('skip') ?? [];
   for (const name of [...(only ?? []), ...skip]) {
-    if (!(PARTS as readonly string[]).includes(name)) {
-      throw new Error(`unknown benchmark "${name}" (one of ${PARTS.join(', ')})`);
+    if (!names.includes(name)) {
+      throw new Error(`unknown benchmark "${name}" (one of ${names.join(', ')})`);
     }
   }
   return {
     quick: argv.includes('--quick'),
-    parts: PARTS.filter((p) => (only ? only.includes(p) : true) && !skip.includes(p)),
+    parts: PARTS.filter((p) => (only ? only.includes(p.name) : true) && !skip.includes(p.name)),
   };
 }
 
@@ -56,27 +80,7 @@ const fmt = (n: unknown, digits = 1): string =>
     ? String(Math.round(n * 10 ** digits) / 10 ** digits)
     : '-';
 
-type Stats = { throughputPerSec: number; medianMs: number; p95Ms: number };
 type HttpRun = { rps: number; p50: number; p99: number };
-
-function captureRows(result: { results: Record<string, Stats>; ratios: object }): Row[] {
-  const labels: Record<string, string> = {
-    renderer: 'renderer (pool, isolated contexts)',
-    fresh: 'baseline: puppeteer, new context per capture',
-    floor: 'baseline: puppeteer, one reused page',
-  };
-  return Object.entries(result.results).map(([key, s]) => {
-    const [mode = key, concurrency = '?'] = key.split('@');
-    return {
-      benchmark: 'capture (renderer only)',
-      variant: `${labels[mode] ?? mode}, concurrency ${concurrency}`,
-      throughput: `${fmt(s.throughputPerSec, 2)} captures/s`,
-      p50: fmt(s.medianMs),
-      tail: `p95 ${fmt(s.p95Ms)}`,
-      note: '',
-    };
-  });
-}
 
 function apiRows(result: { cache_hit: HttpRun; bare_route: HttpRun; ratio_rps: number }): Row[] {
   const row = (variant: string, r: HttpRun, note = ''): Row => ({
@@ -126,7 +130,76 @@ function clusterRows(result: Awaited<ReturnType<typeof runClusterBench>>): Row[]
   return rows;
 }
 
-function markdown(rows: Row[], meta: Record<string, unknown>): string {
+function memoryRows(result: MemoryResult): Row[] {
+  const rest = (r: MemoryResult['atRest']) => `${fmt(r.pssMiB, 0)} MiB PSS`;
+  const rows: Row[] = [
+    {
+      benchmark: 'memory at rest (Node + Chromium)',
+      variant: `service, after ${result.load.captures} captures at concurrency 4`,
+      throughput: rest(result.atRest),
+      p50: '-',
+      tail: '-',
+      note:
+        `${result.atRest.processes} processes (Node ${fmt(result.atRest.nodePssMiB, 0)} MiB); ` +
+        `target 717 MiB ${result.targetMet ? 'met' : 'NOT met'}; first capture after rest ` +
+        `${fmt(result.firstAfterRestMs, 0)} ms (back to back ${result.backToBackMs.map((ms) => fmt(ms, 0)).join('/')} ms)`,
+    },
+    {
+      benchmark: 'memory at rest (Node + Chromium)',
+      variant: 'baseline: puppeteer, new context per capture (Chromium only)',
+      throughput: rest(result.baseline.atRest),
+      p50: '-',
+      tail: '-',
+      note: `${result.baseline.atRest.processes} processes`,
+    },
+  ];
+  const soak = result.soak;
+  if (soak) {
+    rows.push({
+      benchmark: `memory soak (${soak.captures} captures, ${soak.page} page)`,
+      variant: 'service, concurrency 4, PSS every 100',
+      throughput: `${fmt((soak.captures / soak.elapsedMs) * 1000, 2)} captures/s`,
+      p50: '-',
+      tail: '-',
+      note:
+        `first half ${fmt(soak.firstHalfMiB, 0)} MiB, second half ${fmt(soak.secondHalfMiB, 0)} MiB ` +
+        `(${fmt(soak.growthPercent)}%), processes ${fmt(soak.processGrowth)}` +
+        (soak.errors ? `, ${soak.errors} errors` : ''),
+    });
+  }
+  return rows;
+}
+
+function startRows(result: StartResult): Row[] {
+  const max = (xs: number[]) => Math.max(...xs);
+  return [
+    {
+      benchmark: 'start to first capture',
+      variant: 'service: node src/main.ts, account exists',
+      throughput: '-',
+      p50: fmt(result.median.firstCaptureMs, 0),
+      tail: `max ${fmt(max(result.runs.map((r) => r.firstCaptureMs)), 0)}`,
+      note:
+        `listening ${fmt(result.median.listeningMs, 0)} ms, ready ${fmt(result.median.readyMs, 0)} ms; ` +
+        `target 2000 ms ${result.targetMet ? 'met' : 'NOT met'}; ${result.starts} starts`,
+    },
+    {
+      benchmark: 'start to first capture',
+      variant: 'baseline: bare puppeteer launch + newPage + goto + screenshot',
+      throughput: '-',
+      p50: fmt(result.baselineMedianMs, 0),
+      tail: `max ${fmt(max(result.baselineRunsMs), 0)}`,
+      note: '',
+    },
+  ];
+}
+
+function markdown(
+  rows: Row[],
+  sections: string[],
+  failures: string[],
+  meta: Record<string, unknown>,
+): string {
   const header = '| Benchmark | Variant | Throughput | p50 ms | Tail ms | Note |';
   const lines = rows.map(
     (r) => `| ${r.benchmark} | ${r.variant} | ${r.throughput} | ${r.p50} | ${r.tail} | ${r.note} |`,
@@ -137,12 +210,75 @@ function markdown(rows: Row[], meta: Record<string, unknown>): string {
     `Machine: ${meta.cpu}, ${meta.cores} cores, load average ${meta.loadBefore} at the start.` +
       (meta.quick ? ' Quick mode: rough figures.' : ''),
     '',
-    header,
-    '|---|---|---|---|---|---|',
-    ...lines,
-    '',
+    ...(failures.length > 0 ? ['## FAILED', '', ...failures.map((f) => `- ${f}`), ''] : []),
+    ...(rows.length > 0 ? [header, '|---|---|---|---|---|---|', ...lines, ''] : []),
+    ...sections.flatMap((s) => [s, '']),
   ].join('\n');
 }
+
+/** The benchmarks, in the order they run. */
+const PARTS: Part[] = [
+  // The HTTP part runs first: measured right after the capture part it would share the
+  // machine with the tail of a 500-capture soak's Chromium shutting down.
+  {
+    name: 'api',
+    run: async ({ log }) => {
+      const r = (await runApiBench()) as Parameters<typeof apiRows>[0];
+      log(
+        `cache hit ${fmt(r.cache_hit.rps, 0)} req/s (p50 ${r.cache_hit.p50} ms, p99 ` +
+          `${r.cache_hit.p99} ms); bare route ${fmt(r.bare_route.rps, 0)} req/s`,
+      );
+      return { json: r, rows: apiRows(r) };
+    },
+  },
+  {
+    name: 'capture',
+    run: async ({ quick, log }) => {
+      // The soak with memory checkpoints is the memory part's (1,000 captures); this part's
+      // own 500-capture soak would only repeat it and take three minutes.
+      const r = await runCaptureBench({ quick, log, soak: false });
+      return {
+        json: r,
+        markdown: captureMarkdown(r),
+        failures:
+          r.failures.length > 0 || r.failedCaptures > 0
+            ? [`${r.failedCaptures} captures failed: ${r.failures.join('; ')}`]
+            : [],
+      };
+    },
+  },
+  {
+    name: 'cluster',
+    run: async ({ quick, log }) => {
+      const r = await runClusterBench({ quick, log });
+      const errors = r.oneNode.capture.errors + r.twoNodes.capture.errors;
+      return {
+        json: r,
+        rows: clusterRows(r),
+        failures: errors > 0 ? [`${errors} cluster captures failed`] : [],
+      };
+    },
+  },
+  {
+    name: 'memory',
+    run: async ({ quick, log }) => {
+      const r = await runMemoryBench({ quick, log });
+      const errors = r.load.errors + (r.soak?.errors ?? 0);
+      return {
+        json: r,
+        rows: memoryRows(r),
+        failures: errors > 0 ? [`${errors} memory-run captures failed`] : [],
+      };
+    },
+  },
+  {
+    name: 'start',
+    run: async ({ quick, log }) => {
+      const r = await runStartBench({ quick, log });
+      return { json: r, rows: startRows(r) };
+    },
+  },
+];
 
 async function main(): Promise<void> {
   const { quick, parts } = parseArgs(process.argv.slice(2));
@@ -156,51 +292,43 @@ async function main(): Promise<void> {
       .map((n) => fmt(n, 2))
       .join(' '),
     quick,
-    parts,
+    parts: parts.map((p) => p.name),
   };
   const results: Record<string, unknown> = {};
   const rows: Row[] = [];
+  const sections: string[] = [];
   const failures: string[] = [];
   for (const part of parts) {
-    log(`== ${part}`);
+    log(`== ${part.name}`);
     const started = performance.now();
     try {
-      if (part === 'capture') {
-        const r = (await runCaptureBench({
-          log,
-          ...(quick ? { captures: 20, soak: false } : {}),
-        })) as Parameters<typeof captureRows>[0];
-        results.capture = r;
-        rows.push(...captureRows(r));
-      } else if (part === 'api') {
-        const r = (await runApiBench()) as Parameters<typeof apiRows>[0];
-        results.api = r;
-        rows.push(...apiRows(r));
-        log(
-          `cache hit ${fmt(r.cache_hit.rps, 0)} req/s (p50 ${r.cache_hit.p50} ms, p99 ` +
-            `${r.cache_hit.p99} ms); bare route ${fmt(r.bare_route.rps, 0)} req/s`,
-        );
-      } else {
-        const r = await runClusterBench({ quick, log });
-        results.cluster = r;
-        rows.push(...clusterRows(r));
-      }
+      const outcome = await part.run({ quick, log });
+      results[part.name] = outcome.json;
+      rows.push(...(outcome.rows ?? []));
+      if (outcome.markdown) sections.push(outcome.markdown);
+      for (const f of outcome.failures ?? []) failures.push(`${part.name}: ${f}`);
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      failures.push(`${part}: ${message}`);
-      results[part] = { error: message };
-      log(`${part} failed: ${message}`);
+      const message = err instanceof Error ? (err.stack ?? err.message) : String(err);
+      failures.push(`${part.name}: the part failed: ${message.split('\n')[0]}`);
+      results[part.name] = { error: message };
+      log(`${part.name} failed: ${message}`);
     }
-    log(`== ${part} done in ${fmt((performance.now() - started) / 1000)} s`);
+    log(`== ${part.name} done in ${fmt((performance.now() - started) / 1000)} s`);
   }
-  const report = markdown(rows, meta);
+  const report = markdown(rows, sections, failures, meta);
   const dir = path.resolve(import.meta.dirname, 'results');
   await mkdir(dir, { recursive: true });
-  await writeFile(path.join(dir, 'latest.json'), `${JSON.stringify({ meta, results }, null, 2)}\n`);
+  await writeFile(
+    path.join(dir, 'latest.json'),
+    `${JSON.stringify({ meta, failures, results }, null, 2)}\n`,
+  );
   await writeFile(path.join(dir, 'latest.md'), report);
   process.stdout.write(`${report}\n`);
   if (failures.length > 0) {
-    process.stderr.write(`failed:\n${failures.map((f) => `  ${f}`).join('\n')}\n`);
+    process.stderr.write(
+      `\n${'!'.repeat(72)}\nBENCHMARK FAILED (${failures.length}):\n` +
+        `${failures.map((f) => `  ${f}`).join('\n')}\n${'!'.repeat(72)}\n`,
+    );
     process.exitCode = 1;
   }
 }

@@ -1,0 +1,352 @@
+/**
+ * Memory at rest and over a soak, for the real service (`node src/main.ts`: Node + its
+ * Chromium), beside a plain puppeteer browser that did the same work, measured in the same run.
+ *
+ *   1. Concurrency 4 (RENDER_CONCURRENCY=4, four accounts taking turns) on the realistic page
+ *      (bench/fixtures/site.ts), 1280x800 PNG captures through POST /v1/screenshots.
+ *   2. Rest: REST_MS without a capture, then PSS (/proc/PID/smaps_rollup) of the Node process
+ *      and of every Chromium process (its crash handlers included). Target: <= 0.7 GiB.
+ *   3. The first capture after the rest, timed beside captures made back to back before it.
+ *   4. Soak: SOAK_CAPTURES captures at concurrency 4 on the trivial page (the realistic one
+ *      would take several minutes), PSS and process count every 100; growth is the mean of the
+ *      second half of the checkpoints against the first half.
+ * Baseline: puppeteer-core's launch() with our flags, a new context per capture, the same
+ * captures of the same page at concurrency 4, then the same rest and the same PSS reading.
+ *
+ *   ./node_modules/.bin/node bench/memory.ts [--quick]
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { processesMentioning, pssOf, treeUsage } from '../src/adapters/browser/proc.ts';
+import { PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
+import { type NodeProcess, startNode } from '../test/helpers/node-process.ts';
+import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
+import { startBenchSites } from './fixtures/site.ts';
+
+const CONCURRENCY = 4;
+const VIEWPORT = { width: 1280, height: 800 };
+/** Accounts taking turns (each its own client: contexts are never shared between them). */
+const CLIENTS = 4;
+/** Captures of the realistic page before the rest. */
+const LOAD_CAPTURES = 48;
+/** Idle time before the at-rest reading. */
+const REST_MS = 10_000;
+const SOAK_CAPTURES = 1_000;
+const SOAK_STEP = 100;
+/** The at-rest target for Node + Chromium. */
+const TARGET_BYTES = 0.7 * 2 ** 30;
+
+export interface MemoryBenchOptions {
+  quick?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface Reading {
+  processes: number;
+  pssMiB: number;
+  nodePssMiB: number;
+  chromiumPssMiB: number;
+}
+
+export interface MemoryResult {
+  load: { captures: number; elapsedMs: number; errors: number };
+  atRest: Reading;
+  baseline: { atRest: Reading; captures: number; elapsedMs: number };
+  targetMet: boolean;
+  firstAfterRestMs: number;
+  backToBackMs: number[];
+  soak: {
+    page: string;
+    captures: number;
+    elapsedMs: number;
+    errors: number;
+    checkpoints: Array<Reading & { captures: number }>;
+    firstHalfMiB: number;
+    secondHalfMiB: number;
+    growthPercent: number;
+    processGrowth: number;
+  } | null;
+}
+
+const round = (n: number, digits = 1): number => Math.round(n * 10 ** digits) / 10 ** digits;
+const mib = (bytes: number): number => round(bytes / 2 ** 20);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Chromium's crash handlers re-parent to init; they name the browser's HOME in their arguments. */
+function crashHandlers(browserPid: number): number[] {
+  let environ = '';
+  try {
+    environ = readFileSync(`/proc/${browserPid}/environ`, 'utf8');
+  } catch {
+    return [];
+  }
+  const home = environ
+    .split('\0')
+    .find((e) => e.startsWith('TMPDIR='))
+    ?.slice(7);
+  return home ? processesMentioning(`--database=${home}/`) : [];
+}
+
+/**
+ * PSS of `rootPid`'s tree (Node and its Chromium, or a bare Chromium) plus the crash handlers
+ * of the Chromium browsers in it. `node`: the pid counted as Node (the rest is Chromium).
+ */
+export function readPss(rootPid: number, node: number | null): Reading {
+  const tree = treeUsage(rootPid, { pss: true });
+  let extra = 0;
+  let extraProcesses = 0;
+  const browsers = node === null ? [rootPid] : processesMentioning('--remote-debugging-pipe');
+  for (const browser of browsers) {
+    const usage = treeUsage(browser);
+    if (usage.processes === 0) continue;
+    if (node !== null && !isDescendant(browser, node)) continue;
+    for (const pid of crashHandlers(browser)) {
+      extra += pssOf(pid);
+      extraProcesses++;
+    }
+  }
+  const nodePss = node === null ? 0 : pssOf(node);
+  const total = tree.pssBytes + extra;
+  return {
+    processes: tree.processes + extraProcesses,
+    pssMiB: mib(total),
+    nodePssMiB: mib(nodePss),
+    chromiumPssMiB: mib(total - nodePss),
+  };
+}
+
+function isDescendant(pid: number, ancestor: number): boolean {
+  for (let p = pid, i = 0; p > 1 && i < 20; i++) {
+    if (p === ancestor) return true;
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      p = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
+/** Several readings over two seconds; the one with the median PSS. */
+async function steadyReading(read: () => Reading): Promise<Reading> {
+  const readings: Reading[] = [];
+  for (let i = 0; i < 5; i++) {
+    readings.push(read());
+    await sleep(400);
+  }
+  readings.sort((a, b) => a.pssMiB - b.pssMiB);
+  return readings[2] as Reading;
+}
+
+async function apiKey(node: NodeProcess): Promise<string> {
+  const res = await node.fetch('/v1/auth/signup', {
+    method: 'POST',
+    json: { email: uniqueEmail('membench'), password: PASSWORD },
+  });
+  if (res.status !== 201) throw new Error(`signup: ${res.status} ${await res.text()}`);
+  const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
+  const key = await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
+  if (key.status !== 201) throw new Error(`key: ${key.status} ${await key.text()}`);
+  return ((await key.json()) as { key: string }).key;
+}
+
+type Capture = (url: string, i: number) => Promise<boolean>;
+
+async function drive(
+  count: number,
+  concurrency: number,
+  url: (i: number) => string,
+  capture: Capture,
+): Promise<{ elapsedMs: number; errors: number; latencies: number[] }> {
+  let next = 0;
+  let errors = 0;
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= count) return;
+        const t0 = performance.now();
+        if (await capture(url(i), i)) latencies.push(performance.now() - t0);
+        else errors++;
+      }
+    }),
+  );
+  return { elapsedMs: round(performance.now() - started), errors, latencies };
+}
+
+export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<MemoryResult> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const quick = options.quick ?? false;
+  const loadCaptures = quick ? 24 : LOAD_CAPTURES;
+  const soakCaptures = quick ? 0 : SOAK_CAPTURES;
+  const site = await startBenchSites(['127.0.0.1']);
+  const origin = new URL(site.urls.realistic[0] as string).origin;
+  const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-membench-'));
+  const plans = path.join(dir, 'plans.json');
+  await writeFile(
+    plans,
+    JSON.stringify({
+      free: {
+        monthly_quota: 1_000_000_000,
+        rate_per_minute: 1_000_000,
+        concurrent_renders: CONCURRENCY,
+        retention_hours: 1,
+      },
+    }),
+  );
+  let node: NodeProcess | undefined;
+  const tag = Date.now().toString(36);
+  try {
+    node = await startNode('membench', {
+      EGRESS_ALLOWLIST: site.hostPorts.join(','),
+      RENDER_CONCURRENCY: String(CONCURRENCY),
+      PLANS_FILE: plans,
+      LOG_LEVEL: 'error',
+    });
+    const keys: string[] = [];
+    for (let i = 0; i < CLIENTS; i++) keys.push(await apiKey(node));
+    const service = node;
+    const capture: Capture = async (url, i) => {
+      const res = await service.fetch('/v1/screenshots', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': keys[i % CLIENTS] as string },
+        body: JSON.stringify({ url, ...VIEWPORT, format: 'png' }),
+      });
+      await res.arrayBuffer();
+      if (res.status !== 201) log(`capture ${i}: ${res.status}`);
+      return res.status === 201;
+    };
+    // Every capture a miss: a distinct query string.
+    const realistic = (prefix: string) => (i: number) =>
+      `${origin}/realistic?${tag}-${prefix}-${i}`;
+    const load = await drive(loadCaptures, CONCURRENCY, realistic('load'), capture);
+    log(
+      `service: ${loadCaptures} captures at concurrency ${CONCURRENCY} in ` +
+        `${round(load.elapsedMs / 1000)} s (${load.errors} errors)`,
+    );
+    // Back to back (one at a time, client 0): the latency of a warm pool.
+    const backToBack: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      await capture(realistic('b2b')(i), 0);
+      backToBack.push(round(performance.now() - t0));
+    }
+    await sleep(REST_MS);
+    const pid = node.pid;
+    const atRest = await steadyReading(() => readPss(pid, pid));
+    log(
+      `service at rest: ${atRest.pssMiB} MiB PSS in ${atRest.processes} processes ` +
+        `(Node ${atRest.nodePssMiB}, Chromium ${atRest.chromiumPssMiB})`,
+    );
+    const t0 = performance.now();
+    await capture(realistic('after-rest')(0), 0);
+    const firstAfterRestMs = round(performance.now() - t0);
+    log(
+      `first capture after rest ${firstAfterRestMs} ms; back to back before: ${backToBack.join(', ')} ms`,
+    );
+
+    let soak: MemoryResult['soak'] = null;
+    if (soakCaptures > 0) {
+      const checkpoints: Array<Reading & { captures: number }> = [];
+      let errors = 0;
+      const started = performance.now();
+      const trivial = (i: number) => `${origin}/trivial?${tag}-soak-${i}`;
+      for (let done = 0; done < soakCaptures; done += SOAK_STEP) {
+        const step = await drive(
+          Math.min(SOAK_STEP, soakCaptures - done),
+          CONCURRENCY,
+          (i) => trivial(done + i),
+          (url, i) => capture(url, done + i),
+        );
+        errors += step.errors;
+        const reading = readPss(pid, pid);
+        checkpoints.push({ captures: done + SOAK_STEP, ...reading });
+        log(
+          `soak ${done + SOAK_STEP}/${soakCaptures}: ${reading.pssMiB} MiB PSS, ` +
+            `${reading.processes} processes`,
+        );
+      }
+      const half = checkpoints.length >> 1;
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+      const first = mean(checkpoints.slice(0, half).map((c) => c.pssMiB));
+      const second = mean(checkpoints.slice(half).map((c) => c.pssMiB));
+      soak = {
+        page: 'trivial',
+        captures: soakCaptures,
+        elapsedMs: round(performance.now() - started),
+        errors,
+        checkpoints,
+        firstHalfMiB: round(first),
+        secondHalfMiB: round(second),
+        growthPercent: round((second / first - 1) * 100),
+        processGrowth: round(
+          mean(checkpoints.slice(half).map((c) => c.processes)) -
+            mean(checkpoints.slice(0, half).map((c) => c.processes)),
+        ),
+      };
+      log(
+        `soak: first half ${soak.firstHalfMiB} MiB, second half ${soak.secondHalfMiB} MiB ` +
+          `(${soak.growthPercent}%), processes ${soak.processGrowth >= 0 ? '+' : ''}${soak.processGrowth}`,
+      );
+    }
+    await node.stop();
+    node = undefined;
+
+    const baseline = await runBaseline(loadCaptures, realistic('baseline'));
+    log(
+      `baseline (puppeteer, new context per capture) at rest: ${baseline.atRest.pssMiB} MiB PSS ` +
+        `in ${baseline.atRest.processes} processes`,
+    );
+    return {
+      load: { captures: loadCaptures, elapsedMs: load.elapsedMs, errors: load.errors },
+      atRest,
+      baseline,
+      targetMet: atRest.pssMiB * 2 ** 20 <= TARGET_BYTES,
+      firstAfterRestMs,
+      backToBackMs: backToBack,
+      soak,
+    };
+  } finally {
+    await node?.stop();
+    await site.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A plain puppeteer browser, a new context per capture, the same work; then the same rest. */
+async function runBaseline(
+  count: number,
+  url: (i: number) => string,
+): Promise<MemoryResult['baseline']> {
+  const browser = await launchBaselineBrowser();
+  try {
+    const run = await drive(count, CONCURRENCY, url, async (target) => {
+      const context = await browser.createBrowserContext();
+      try {
+        const page = await context.newPage();
+        await page.setViewport({ ...VIEWPORT, deviceScaleFactor: 1 });
+        await page.goto(target, { waitUntil: 'load' });
+        await page.screenshot({ type: 'png' });
+        return true;
+      } finally {
+        await context.close();
+      }
+    });
+    await sleep(REST_MS);
+    const pid = browser.process()?.pid as number;
+    const atRest = await steadyReading(() => readPss(pid, null));
+    return { atRest, captures: count, elapsedMs: run.elapsedMs };
+  } finally {
+    await browser.close();
+  }
+}
+
+if (import.meta.main) {
+  const result = await runMemoryBench({ quick: process.argv.includes('--quick') });
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+}
