@@ -55,6 +55,11 @@ export const FULL_PAGE_SCROLL_BUDGET_MS = 5_000;
 const SCROLL_STEP_PAUSE_MS = 40;
 /** Fonts and in-view images: longest wait for them to load and decode. */
 export const PAINT_READY_BUDGET_MS = 3_000;
+/**
+ * A navigation aborted by Chromium (ERR_ABORTED): how long to wait for the raw headers that
+ * show whether a redirect to a non-http(s) URL caused it. Only this failure path waits.
+ */
+const ABORTED_REDIRECT_GRACE_MS = 1_000;
 /** The between-captures reset (blank page + clearing) must finish within this. */
 export const RESET_TIMEOUT_MS = 5_000;
 /** Closing a context (and its renderer processes) must finish within this. */
@@ -544,8 +549,10 @@ export class CapturePage {
       // A refused redirect hop explains a failed navigation better than the net error does.
       await run.settleChecks();
       if (netErrorCode(String(err)) === 'ERR_ABORTED' && !run.download) {
-        // The raw headers of the redirect may trail the failure by a few ms.
-        for (let i = 0; i < 10 && run.unsafeRedirect === null; i++) await sleep(20, signal);
+        // The raw headers of the redirect come from the network service and may trail the
+        // failure: a few ms on a quiet machine, hundreds on a loaded one (seen in CI).
+        const until = performance.now() + ABORTED_REDIRECT_GRACE_MS;
+        while (run.unsafeRedirect === null && performance.now() < until) await sleep(20, signal);
       }
       throw this.#navigationFailure(err, o.url, run);
     }
