@@ -550,7 +550,7 @@ export class CapturePage {
       await run.settleChecks();
       if (netErrorCode(String(err)) === 'ERR_ABORTED' && !run.download) {
         // The raw headers of the redirect come from the network service and may trail the
-        // failure: a few ms on a quiet machine, hundreds on a loaded one (seen in CI).
+        // failure: a few ms on a quiet machine, more on a loaded one (seen in a suite run).
         const until = performance.now() + ABORTED_REDIRECT_GRACE_MS;
         while (run.unsafeRedirect === null && performance.now() < until) await sleep(20, signal);
       }
