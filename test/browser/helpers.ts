@@ -7,7 +7,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
-import type { ChromiumRendererOptions } from '../../src/adapters/browser/chromium-renderer.ts';
+import type {
+  ChromiumRenderer,
+  ChromiumRendererOptions,
+} from '../../src/adapters/browser/chromium-renderer.ts';
 import { createChromiumRenderer } from '../../src/adapters/browser/chromium-renderer.ts';
 import { processesMentioning } from '../../src/adapters/browser/proc.ts';
 import type { Renderer, RenderOptions } from '../../src/domain/captures/renderer.ts';
@@ -15,7 +18,7 @@ import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 
 export interface TestRenderer {
-  renderer: Renderer;
+  renderer: ChromiumRenderer;
   dataDir: string;
   /** Renders with a deadline `timeoutMs` from now. */
   render(

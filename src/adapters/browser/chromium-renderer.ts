@@ -122,7 +122,7 @@ interface Running {
   page: CapturePage | null;
 }
 
-class ChromiumRenderer implements Renderer {
+export class ChromiumRenderer implements Renderer {
   readonly #executablePath: string;
   readonly #options: ChromiumRendererOptions;
   readonly #logger: RendererLogger | undefined;
@@ -136,6 +136,8 @@ class ChromiumRenderer implements Renderer {
   #idleTimer: NodeJS.Timeout | undefined;
   /** Pages being reset or replaced after a capture (#giveBack in progress). */
   #givingBack = 0;
+  /** Pages being reset after a capture, for the client they serve (#giveBack in progress). */
+  readonly #resetting = new Set<CapturePage>();
   /** Capacity: one token per capture allowed to run. */
   readonly #queue: SlotQueue<number>;
   /**
@@ -299,6 +301,11 @@ class ChromiumRenderer implements Renderer {
     };
   }
 
+  /** Pages (each in its own context) alive or being made, on any browser. */
+  get pages(): number {
+    return this.#pages;
+  }
+
   ready(): boolean {
     return this.#closing === null && this.#current !== null && this.#current.connected;
   }
@@ -431,10 +438,22 @@ class ChromiumRenderer implements Renderer {
         void this.#discard(page);
       }
       const own = this.#idle.findLast((p) => p.client === client);
-      const page = own ?? this.#idle.find((p) => p.client === null);
+      // The client's page being reset is worth its wait (tens of ms): the next cross-site
+      // navigation in the same context gets the renderer process Chromium keeps warm for the
+      // context used last, where another context's page would start one on the critical path
+      // (about 180 ms on the bench's trivial page). A failed reset discards it and wakes us.
+      const waitForOwn =
+        own === undefined &&
+        current !== null &&
+        [...this.#resetting].some((p) => p.client === client && p.instance === current);
+      const page = own ?? (waitForOwn ? undefined : this.#idle.find((p) => p.client === null));
       if (page) {
         this.#idle.splice(this.#idle.indexOf(page), 1);
         return page;
+      }
+      if (waitForOwn) {
+        await this.#nextPageEvent(signal);
+        continue;
       }
       if (this.#pages < this.#maxPages) return this.#createPage(current);
       // Every idle page has served other clients: the longest idle makes room for a new one.
@@ -443,20 +462,25 @@ class ChromiumRenderer implements Renderer {
         void this.#discard(other);
         return this.#createPage(current);
       }
-      await new Promise<void>((resolve, reject) => {
-        const wake = (): void => {
-          this.#pageWaiters.delete(wake);
-          signal.removeEventListener('abort', onAbort);
-          resolve();
-        };
-        const onAbort = (): void => {
-          this.#pageWaiters.delete(wake);
-          reject(signal.reason);
-        };
-        this.#pageWaiters.add(wake);
-        signal.addEventListener('abort', onAbort, { once: true });
-      });
+      await this.#nextPageEvent(signal);
     }
+  }
+
+  /** Resolves when a page becomes idle or a place in the pool frees up. */
+  #nextPageEvent(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const wake = (): void => {
+        this.#pageWaiters.delete(wake);
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = (): void => {
+        this.#pageWaiters.delete(wake);
+        reject(signal.reason);
+      };
+      this.#pageWaiters.add(wake);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   #wakePageWaiters(): void {
@@ -502,6 +526,7 @@ class ChromiumRenderer implements Renderer {
         current.connected &&
         page.captures < this.#recycleAfter;
       if (keep && used) {
+        this.#resetting.add(page);
         try {
           await page.reset();
         } catch (err) {
@@ -511,6 +536,8 @@ class ChromiumRenderer implements Renderer {
           }
         }
       }
+      // Made idle or discarded below, in the same turn: either wakes a client waiting for it.
+      this.#resetting.delete(page);
       if (keep && !this.#closing && page.instance === this.#current) {
         this.#makeIdle(page);
       } else {
@@ -760,7 +787,9 @@ class ChromiumRenderer implements Renderer {
  * Starts the browser and prepares its first page (the others follow in the background);
  * rejects (leaving nothing running) when Chromium cannot be found or started.
  */
-export async function createChromiumRenderer(options: ChromiumRendererOptions): Promise<Renderer> {
+export async function createChromiumRenderer(
+  options: ChromiumRendererOptions,
+): Promise<ChromiumRenderer> {
   const found = findChromium(options.executablePath);
   if (found === null) {
     throw new Error(
