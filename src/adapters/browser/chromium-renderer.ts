@@ -72,6 +72,11 @@ const CRASH_EXIT_WAIT_MS = 2_000;
 /** Creating a context + page; past this the browser is considered stuck. */
 const PAGE_CREATE_TIMEOUT_MS = 15_000;
 /**
+ * Longest wait for the client's own page while it is being reset, before another page is
+ * taken (a reset takes tens of ms; this bounds a wedged one, whose own limit is 5 s).
+ */
+const OWN_PAGE_WAIT_MS = 500;
+/**
  * After this long without a capture, the pool shrinks to one page per slot and Chromium is
  * asked to free what it can (docs/deployment.md, "Memory").
  */
@@ -431,6 +436,8 @@ export class ChromiumRenderer implements Renderer {
    * new page, a new page in place of another client's idle one, or the next one freed.
    */
   async #takePage(signal: AbortSignal, client: string): Promise<CapturePage> {
+    // Waiting for the client's own page being reset ends here at the latest.
+    const ownWaitEnd = performance.now() + OWN_PAGE_WAIT_MS;
     for (;;) {
       signal.throwIfAborted();
       const current = await this.#currentInstance();
@@ -441,10 +448,12 @@ export class ChromiumRenderer implements Renderer {
       // The client's page being reset is worth its wait (tens of ms): the next cross-site
       // navigation in the same context gets the renderer process Chromium keeps warm for the
       // context used last, where another context's page would start one on the critical path
-      // (about 180 ms on the bench's trivial page). A failed reset discards it and wakes us.
+      // (about 180 ms on the bench's trivial page). A failed reset discards it and wakes us;
+      // a slow one (a wedged renderer) is waited for OWN_PAGE_WAIT_MS at most.
       const waitForOwn =
         own === undefined &&
         current !== null &&
+        performance.now() < ownWaitEnd &&
         [...this.#resetting].some((p) => p.client === client && p.instance === current);
       const page = own ?? (waitForOwn ? undefined : this.#idle.find((p) => p.client === null));
       if (page) {
@@ -452,7 +461,7 @@ export class ChromiumRenderer implements Renderer {
         return page;
       }
       if (waitForOwn) {
-        await this.#nextPageEvent(signal);
+        await this.#nextPageEvent(signal, ownWaitEnd - performance.now());
         continue;
       }
       if (this.#pages < this.#maxPages) return this.#createPage(current);
@@ -466,20 +475,29 @@ export class ChromiumRenderer implements Renderer {
     }
   }
 
-  /** Resolves when a page becomes idle or a place in the pool frees up. */
-  #nextPageEvent(signal: AbortSignal): Promise<void> {
+  /**
+   * Resolves when a page becomes idle or a place in the pool frees up, or after `timeoutMs`
+   * when given.
+   */
+  #nextPageEvent(signal: AbortSignal, timeoutMs?: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const wake = (): void => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (): void => {
+        clearTimeout(timer);
         this.#pageWaiters.delete(wake);
         signal.removeEventListener('abort', onAbort);
+      };
+      const wake = (): void => {
+        done();
         resolve();
       };
       const onAbort = (): void => {
-        this.#pageWaiters.delete(wake);
+        done();
         reject(signal.reason);
       };
       this.#pageWaiters.add(wake);
       signal.addEventListener('abort', onAbort, { once: true });
+      if (timeoutMs !== undefined) timer = setTimeout(wake, Math.max(0, timeoutMs));
     });
   }
 
