@@ -501,6 +501,12 @@ export class CapturePage {
   /** The viewport and every option's emulation, set anew for each capture. */
   async #emulate(o: RenderOptions, run: CaptureRun): Promise<void> {
     this.phase = 'preparing the page';
+    if (o.omitBackground && o.format !== 'jpeg') {
+      // Clearing Chromium's background override does not make this page's view opaque again
+      // (Chromium 156: the next capture on the page came out transparent), so the page is
+      // not used again: its context is closed after this capture.
+      this.#needsFreshContext = 'transparent background';
+    }
     await run.step(
       Promise.all([
         this.#viewport(o),
