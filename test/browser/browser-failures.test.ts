@@ -5,16 +5,15 @@
  * and the service recovers by itself, without a restart.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findChromium, launchableBinary } from '../../src/adapters/browser/find-chromium.ts';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
-import { browserPid } from './helpers.ts';
+import { browserPid, chromiumFailingUntil } from './helpers.ts';
 
 /** Recovery bound: relaunch backoff tops out at 10 s; a busy machine launches slowly. */
 const RECOVERY_MS = 60_000;
@@ -169,23 +168,10 @@ describe('browser failures over HTTP', () => {
   });
 
   it('a Chromium that cannot start: 503s, readyz 503, its stderr in the log; then recovery', async () => {
-    const real = findChromium();
-    assert.ok(real, 'Chromium is installed');
     const dir = await longDataDir('fake-chromium');
     const flag = join(dir, 'works');
-    const script = join(dir, 'chromium');
     // Exits at once with a message, until the flag file exists; then it is the real thing.
-    writeFileSync(
-      script,
-      [
-        '#!/bin/sh',
-        `if [ -e '${flag}' ]; then exec '${launchableBinary(real)}' "$@"; fi`,
-        'echo "fake-chromium: refusing to start on purpose" >&2',
-        'exit 42',
-        '',
-      ].join('\n'),
-    );
-    chmodSync(script, 0o755);
+    const script = chromiumFailingUntil(dir, flag, 'fake-chromium: refusing to start on purpose');
     const t = await startApp({
       db: 'sqlite',
       env: { EGRESS_ALLOWLIST: site.hostPort, RENDER_CONCURRENCY: '1', CHROME_PATH: script },

@@ -3,7 +3,7 @@
  * options, decoded pixels, and a look at our Chromium processes through /proc.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
@@ -12,6 +12,7 @@ import type {
   ChromiumRendererOptions,
 } from '../../src/adapters/browser/chromium-renderer.ts';
 import { createChromiumRenderer } from '../../src/adapters/browser/chromium-renderer.ts';
+import { findChromium, launchableBinary } from '../../src/adapters/browser/find-chromium.ts';
 import { processesMentioning } from '../../src/adapters/browser/proc.ts';
 import type { Renderer, RenderOptions } from '../../src/domain/captures/renderer.ts';
 import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
@@ -209,4 +210,27 @@ export function solidPng(width: number, height: number, rgb: [number, number, nu
     png.data[i * 4 + 3] = 255;
   }
   return PNG.sync.write(png);
+}
+
+/**
+ * A Chromium that cannot start: a script in `dir` that writes `message` to stderr and exits 42
+ * at once, until the file `flag` exists; then it runs the real Chromium. Its path, for
+ * CHROME_PATH.
+ */
+export function chromiumFailingUntil(dir: string, flag: string, message: string): string {
+  const real = findChromium();
+  assert.ok(real, 'Chromium is installed');
+  const script = join(dir, 'chromium');
+  writeFileSync(
+    script,
+    [
+      '#!/bin/sh',
+      `if [ -e '${flag}' ]; then exec '${launchableBinary(real)}' "$@"; fi`,
+      `echo "${message}" >&2`,
+      'exit 42',
+      '',
+    ].join('\n'),
+  );
+  chmodSync(script, 0o755);
+  return script;
 }

@@ -5,15 +5,15 @@
  * the browser is still missing is answered once it is there.
  */
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findChromium, launchableBinary } from '../../src/adapters/browser/find-chromium.ts';
 import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { type NodeProcess, startNode } from '../helpers/node-process.ts';
+import { chromiumFailingUntil } from './helpers.ts';
 
 const WAIT_MS = 90_000;
 
@@ -40,22 +40,9 @@ describe('start order', () => {
   });
 
   it('readyz is 503 until Chromium is up; early log lines are kept; then captures', async () => {
-    const real = findChromium();
-    assert.ok(real, 'Chromium is installed');
     const flag = join(dir, 'works');
-    const script = join(dir, 'chromium');
     // Refuses to start (at once, long before the app is built) until the flag file exists.
-    writeFileSync(
-      script,
-      [
-        '#!/bin/sh',
-        `if [ -e '${flag}' ]; then exec '${launchableBinary(real)}' "$@"; fi`,
-        'echo "fake-chromium: not yet" >&2',
-        'exit 42',
-        '',
-      ].join('\n'),
-    );
-    chmodSync(script, 0o755);
+    const script = chromiumFailingUntil(dir, flag, 'fake-chromium: not yet');
     node = await startNode(
       'start-order',
       { EGRESS_ALLOWLIST: site.hostPort, CHROME_PATH: script },
