@@ -16,6 +16,7 @@ import path from 'node:path';
 import { findChromium, launchableBinary } from '../src/adapters/browser/find-chromium.ts';
 import { freePort, PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
+import { serviceEnv } from '../test/helpers/node-process.ts';
 import { startBenchSites } from './fixtures/site.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'main.ts');
@@ -67,15 +68,8 @@ function spawnService(dataDir: string, env: Record<string, string>): Promise<Ser
     const url = `http://127.0.0.1:${port}`;
     const child = spawn(process.execPath, [MAIN], {
       env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: process.env.HOME ?? dataDir,
+        ...serviceEnv({ port, dataDir }),
         NODE_ENV: 'production',
-        HOST: '127.0.0.1',
-        PORT: String(port),
-        PUBLIC_URL: url,
-        DATA_DIR: dataDir,
-        LOG_LEVEL: 'warn',
-        PASSWORD_HASH_COST: '12',
         // A local instance: production settings otherwise (no pretty logs, no dev paths).
         LOCAL_BILLING_IN_PRODUCTION: '1',
         ...env,

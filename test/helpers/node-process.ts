@@ -34,6 +34,23 @@ process.once('exit', () => {
  * `ready` (default true) also waits for /readyz, i.e. the browser is up. `dataDirLength`: the
  * data directory's path is longer than this (default LONG_DATA_DIR_MIN, 120).
  */
+/**
+ * What every spawned service process gets: loopback on `port`, its data dir, warn logs, a
+ * fast password hash, and nothing else of the caller's environment but PATH and HOME.
+ */
+export function serviceEnv(options: { port: number; dataDir: string }): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? options.dataDir,
+    HOST: '127.0.0.1',
+    PORT: String(options.port),
+    PUBLIC_URL: `http://127.0.0.1:${options.port}`,
+    DATA_DIR: options.dataDir,
+    LOG_LEVEL: 'warn',
+    PASSWORD_HASH_COST: '12',
+  };
+}
+
 export async function startNode(
   name: string,
   env: Record<string, string>,
@@ -44,15 +61,8 @@ export async function startNode(
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, [MAIN], {
     env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      HOME: process.env.HOME ?? dataDir,
+      ...serviceEnv({ port, dataDir }),
       NODE_ENV: 'test',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      PUBLIC_URL: url,
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'warn',
-      PASSWORD_HASH_COST: '12',
       RENDER_CONCURRENCY: '1',
       ...env,
     },
