@@ -77,7 +77,7 @@ const PAGE_CREATE_TIMEOUT_MS = 15_000;
  */
 const OWN_PAGE_WAIT_MS = 500;
 /**
- * After this long without a capture, the pool shrinks to one page per slot and Chromium is
+ * After this long without a capture, the pool shrinks to one page and Chromium is
  * asked to free what it can (docs/deployment.md, "Memory").
  */
 export const DEFAULT_IDLE_SHRINK_MS = 5_000;
@@ -116,7 +116,7 @@ export interface ChromiumRendererOptions {
    * another. 1: the reset is on the slot's critical path (less memory, lower throughput).
    */
   pagesPerSlot?: number;
-  /** Idle time after which the pool shrinks to one page per slot. Default 5 s. */
+  /** Idle time after which the pool shrinks to one page. Default 5 s. */
   idleShrinkMs?: number;
   logger?: RendererLogger;
 }
@@ -583,11 +583,11 @@ export class ChromiumRenderer implements Renderer {
   }
 
   /**
-   * No capture for a while: keep one page per slot (the most recently used, and one never-used
-   * spare among them when there is one, so a new client's capture is as fast as a returning
-   * one's), close the others with their contexts and renderers, and let Chromium's processes
-   * free caches and garbage. The next captures refill the pool as they go. Nothing here
-   * changes which client a context may serve.
+   * No capture for a while: keep one page (a never-used spare when there is one, which any
+   * client may take, else the most recently used), close the others with their contexts and
+   * renderers, and let Chromium's processes free caches and garbage. The next captures refill
+   * the pool as they go (a page costs tens of ms). Nothing here changes which client a context
+   * may serve.
    */
   async #shrinkWhenIdle(): Promise<void> {
     if (this.#closing) return;
@@ -605,12 +605,8 @@ export class ChromiumRenderer implements Renderer {
       this.#scheduleIdleShrink();
       return;
     }
-    const spare = this.#idle.findLast((page) => page.client === null);
-    const kept = new Set<CapturePage>(spare ? [spare] : []);
-    for (let i = this.#idle.length - 1; i >= 0 && kept.size < this.#concurrency; i--) {
-      kept.add(this.#idle[i] as CapturePage);
-    }
-    const extra = this.#idle.filter((page) => !kept.has(page));
+    const kept = this.#idle.findLast((page) => page.client === null) ?? this.#idle.at(-1);
+    const extra = this.#idle.filter((page) => page !== kept);
     try {
       await Promise.all(extra.map((page) => this.#discard(page)));
       if (this.#running.size === 0 && current === this.#current) await current.relieveMemory();
