@@ -70,7 +70,7 @@ describe('idle shrink', () => {
     assert.equal(Number(line.fields.pages), 1, `pages after the shrink: ${line.fields.pages}`);
     assert.equal(r.renderer.pages, 1);
     const renderersAfter = rendererPids(r.dataDir).length;
-    // The kept page's renderer, plus the launch's own blank tab and Chromium's spare one.
+    // The kept page's renderer and the launch's own blank tab (one more for slack).
     assert.ok(renderersAfter <= 3, `renderer processes after the shrink: ${renderersAfter}`);
 
     for (const client of ['c', 'a', 'new-client']) {

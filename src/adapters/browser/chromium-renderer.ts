@@ -445,11 +445,10 @@ export class ChromiumRenderer implements Renderer {
         void this.#discard(page);
       }
       const own = this.#idle.findLast((p) => p.client === client);
-      // The client's page being reset is worth its wait (tens of ms): the next cross-site
-      // navigation in the same context gets the renderer process Chromium keeps warm for the
-      // context used last, where another context's page would start one on the critical path
-      // (about 180 ms on the bench's trivial page). A failed reset discards it and wakes us;
-      // a slow one (a wedged renderer) is waited for OWN_PAGE_WAIT_MS at most.
+      // The client's page being reset is worth its wait (tens of ms): taking a spare instead
+      // means a new context made to replace it, and a client capturing one page after another
+      // would churn through contexts. A failed reset discards it and wakes us; a slow one (a
+      // wedged renderer) is waited for OWN_PAGE_WAIT_MS at most.
       const waitForOwn =
         own === undefined &&
         current !== null &&
