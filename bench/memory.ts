@@ -8,8 +8,9 @@
  *      and of every Chromium process (its crash handlers included). Target: <= 0.7 GiB.
  *   3. The first capture after the rest, timed beside captures made back to back before it.
  *   4. Soak: SOAK_CAPTURES captures at concurrency 4 on the trivial page (the realistic one
- *      would take several minutes), PSS and process count every 100; growth is the mean of the
- *      second half of the checkpoints against the first half.
+ *      would take several minutes), PSS and process count every 100 (a second after the step,
+ *      once its pages are reset); growth is the mean of the second half of the checkpoints
+ *      against the first half.
  * Baseline: puppeteer-core's launch() with our flags, a new context per capture, the same
  * captures of the same page at concurrency 4, then the same rest and the same PSS reading.
  *
@@ -30,11 +31,13 @@ const VIEWPORT = { width: 1280, height: 800 };
 /** Accounts taking turns (each its own client: contexts are never shared between them). */
 const CLIENTS = 4;
 /** Captures of the realistic page before the rest. */
-const LOAD_CAPTURES = 48;
+const LOAD_CAPTURES = 32;
 /** Idle time before the at-rest reading. */
 const REST_MS = 10_000;
 const SOAK_CAPTURES = 1_000;
 const SOAK_STEP = 100;
+/** Pause after each soak step before its reading. */
+const SOAK_SETTLE_MS = 1_000;
 /** The at-rest target for Node + Chromium. */
 const TARGET_BYTES = 0.7 * 2 ** 30;
 
@@ -264,6 +267,9 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
           (url, i) => capture(url, done + i),
         );
         errors += step.errors;
+        // The step's last pages are still being reset: read once that is over, so that each
+        // checkpoint sees the pool in the same state.
+        await sleep(SOAK_SETTLE_MS);
         const reading = readPss(pid, pid);
         checkpoints.push({ captures: done + SOAK_STEP, ...reading });
         log(
