@@ -238,6 +238,10 @@ function renderOptions(url: string): RenderOptions {
     hideSelectors: [],
     maxWidth: 3840,
     omitBackground: false,
+    userAgent: null,
+    locale: null,
+    timezone: null,
+    mediaType: 'screen',
   };
 }
 

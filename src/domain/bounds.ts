@@ -64,6 +64,12 @@ export const BOUNDS = {
     maxSelectorLength: 500,
     /** Entries of `hide_selectors`. */
     maxHideSelectors: 50,
+    /** `user_agent`, in characters. */
+    maxUserAgentLength: 512,
+    /** `locale`, in characters (a BCP 47 tag). */
+    maxLocaleLength: 35,
+    /** `timezone`, in characters (an IANA zone name). */
+    maxTimezoneLength: 64,
   },
 
   /** Listing screenshots (`GET /v1/screenshots`, the dashboard's history). */

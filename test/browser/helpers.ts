@@ -52,6 +52,10 @@ export function renderOptions(options: Partial<RenderOptions> & { url: string })
     hideSelectors: [],
     maxWidth: 3840,
     omitBackground: false,
+    userAgent: null,
+    locale: null,
+    timezone: null,
+    mediaType: 'screen',
     ...options,
   };
 }

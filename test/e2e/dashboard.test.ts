@@ -116,6 +116,17 @@ describe('dashboard (browser)', () => {
     assert.ok(curl.includes(`-H "X-API-Key: ${apiKey.slice(0, 12)}…"`), curl);
     const body = JSON.parse(curl.slice(curl.indexOf("-d '") + 4, curl.lastIndexOf("'")));
     assert.deepEqual(body, { url: `${site.origin}/`, format: 'png', width: 800, height: 600 });
+    // The page-context controls add their fields, and only when filled in.
+    await page.getByText('Page context').click();
+    await page.getByLabel('Locale').fill('de-DE');
+    await page.getByLabel('Print style sheets (media type print)').check();
+    const withContext = await page.getByLabel('The request as a curl command').innerText();
+    assert.deepEqual(
+      JSON.parse(withContext.slice(withContext.indexOf("-d '") + 4, withContext.lastIndexOf("'"))),
+      { ...body, locale: 'de-DE', media_type: 'print' },
+    );
+    await page.getByLabel('Locale').fill('');
+    await page.getByLabel('Print style sheets (media type print)').uncheck();
     assert.ok(!curl.includes(apiKey), 'the full key is not displayed');
     await page.getByRole('button', { name: 'Copy command' }).click();
     const copied = await page.evaluate(() => navigator.clipboard.readText());

@@ -510,7 +510,11 @@ export class CapturePage {
     await run.step(
       Promise.all([
         this.#viewport(o),
-        this.#page.emulateMediaFeatures(optionSteps.flatMap((s) => s.mediaFeatures?.(o) ?? [])),
+        // One call for the media type and features: each call of this command replaces both.
+        this.#cdp.send('Emulation.setEmulatedMedia', {
+          media: optionSteps.map((s) => s.mediaType?.(o) ?? '').find((m) => m !== '') ?? '',
+          features: optionSteps.flatMap((s) => s.mediaFeatures?.(o) ?? []),
+        }),
         ...optionSteps.map((s) => s.emulate?.(this.#cdp, o)),
       ]),
     );

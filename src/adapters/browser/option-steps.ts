@@ -33,6 +33,8 @@ export interface OptionStep {
   selectors?(o: RenderOptions): readonly (string | null)[];
   /** Media features it emulates; every option's features are set in one call. */
   mediaFeatures?(o: RenderOptions): MediaFeature[];
+  /** The CSS media type it emulates, set in the same call ('' is the default, screen). */
+  mediaType?(o: RenderOptions): string;
   /** Other emulation, set before the page loads, together with the viewport. */
   emulate?(cdp: CDPSession, o: RenderOptions): Promise<unknown>;
   /**
@@ -104,6 +106,27 @@ export const OPTION_STEPS = {
         o.omitBackground && o.format !== 'jpeg' ? { color: { r: 0, g: 0, b: 0, a: 0 } } : {},
       ),
   },
+  // Every capture sets these anew (an empty value clears the last capture's override), and
+  // the two request headers they shape go out with the page's every request: the same for
+  // each origin, like a browser's own.
+  user_agent: {
+    emulate: (cdp, o) =>
+      cdp.send('Emulation.setUserAgentOverride', {
+        userAgent: o.userAgent ?? '',
+        acceptLanguage: o.locale ?? '',
+      }),
+  },
+  locale: {
+    // navigator.language and Accept-Language come with user_agent's call above; this is the
+    // page's Intl default (dates, numbers).
+    emulate: (cdp, o) =>
+      cdp.send('Emulation.setLocaleOverride', o.locale ? { locale: o.locale } : {}),
+  },
+  timezone: {
+    emulate: (cdp, o) =>
+      cdp.send('Emulation.setTimezoneOverride', { timezoneId: o.timezone ?? 'UTC' }),
+  },
+  media_type: { mediaType: (o) => (o.mediaType === 'print' ? 'print' : '') },
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /** The table as a list, in its order. */

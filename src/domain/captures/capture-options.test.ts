@@ -43,6 +43,10 @@ test('a bare request resolves every render option to its default', () => {
       reducedMotion: false,
       hideSelectors: [],
       omitBackground: false,
+      userAgent: null,
+      locale: null,
+      timezone: null,
+      mediaType: 'screen',
     },
   });
 });
@@ -104,6 +108,10 @@ test('the cache key covers the owner and every option that changes the image', (
     { reduced_motion: true },
     { hide_selectors: ['#a'] },
     { omit_background: true },
+    { user_agent: 'Bot/1' },
+    { locale: 'de' },
+    { timezone: 'Asia/Tokyo' },
+    { media_type: 'print' },
   ];
   const keys = new Set([key, ...changes.map((c) => cacheKeyFor('user:1:pro', resolve(c).render))]);
   assert.equal(keys.size, changes.length + 1);
@@ -127,4 +135,54 @@ test('the request schema is the table: one field per option, url required, nothi
   // @ts-expect-error: the input type comes from the schema, so an unknown format is a type error.
   const bad: CaptureInput = { url: 'https://example.com/', format: 'gif' };
   assert.ok(bad);
+});
+
+test('user_agent, locale and timezone: checked, and kept in their canonical form', () => {
+  const render = resolve({
+    user_agent: 'Mozilla/5.0 (X11; Linux x86_64) Bot/1.0',
+    locale: 'EN-gb',
+    timezone: 'utc',
+    media_type: 'print',
+  }).render;
+  assert.deepEqual(
+    [render.userAgent, render.locale, render.timezone, render.mediaType],
+    ['Mozilla/5.0 (X11; Linux x86_64) Bot/1.0', 'en-GB', 'UTC', 'print'],
+  );
+  // Names of three parts are zones too (ICU may answer with its own name for the zone).
+  assert.match(
+    String(resolve({ timezone: 'America/Argentina/Buenos_Aires' }).render.timezone),
+    /Buenos_Aires$/,
+  );
+  for (const [input, message] of [
+    [
+      { user_agent: 'Bot\r\nX-Injected: 1' },
+      'user_agent may hold printable ASCII characters only (no line breaks)',
+    ],
+    [
+      { user_agent: 'Bötchen' },
+      'user_agent may hold printable ASCII characters only (no line breaks)',
+    ],
+    [{ locale: 'en_US' }, 'locale must be a BCP 47 language tag, such as en-US or de'],
+    [{ locale: 'en--US' }, 'locale must be a BCP 47 language tag, such as en-US or de'],
+    [
+      { timezone: 'Mars/Olympus_Mons' },
+      'timezone "Mars/Olympus_Mons" is not an IANA time zone name, such as Europe/Paris or UTC',
+    ],
+    [
+      { timezone: '+01:00' },
+      'timezone "+01:00" is not an IANA time zone name, such as Europe/Paris or UTC',
+    ],
+  ] as const) {
+    assert.equal(refusal(input, DEFAULT_PLANS.pro), `invalid_request: ${message}`);
+  }
+  // At their defaults they add nothing to the cache key: keys made before they existed hold.
+  const before = resolve({}).render;
+  assert.deepEqual(
+    [before.userAgent, before.locale, before.timezone, before.mediaType],
+    [null, null, null, 'screen'],
+  );
+  assert.equal(
+    cacheKeyFor('user:1:pro', resolve({ media_type: 'screen' }).render),
+    cacheKeyFor('user:1:pro', before),
+  );
 });

@@ -10,11 +10,15 @@ import { fresh } from './options/fresh.ts';
 import { fullPage } from './options/full-page.ts';
 import { height } from './options/height.ts';
 import { hideSelectors } from './options/hide-selectors.ts';
+import { locale } from './options/locale.ts';
+import { mediaType } from './options/media-type.ts';
 import { omitBackground } from './options/omit-background.ts';
 import { quality } from './options/quality.ts';
 import { reducedMotion } from './options/reduced-motion.ts';
 import { selector } from './options/selector.ts';
+import { timezone } from './options/timezone.ts';
 import { url } from './options/url.ts';
+import { userAgent } from './options/user-agent.ts';
 import { waitForSelector } from './options/wait-for-selector.ts';
 import { waitUntil } from './options/wait-until.ts';
 import { width } from './options/width.ts';
@@ -53,6 +57,10 @@ export const CAPTURE_OPTIONS = [
   reducedMotion,
   hideSelectors,
   omitBackground,
+  userAgent,
+  locale,
+  timezone,
+  mediaType,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

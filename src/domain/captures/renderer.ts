@@ -33,7 +33,16 @@ export interface RenderOptions {
   reducedMotion: boolean;
   hideSelectors: string[];
   omitBackground: boolean;
+  /** null: Chromium's own. Printable ASCII, checked. */
+  userAgent: string | null;
+  /** A canonical BCP 47 tag; null: Chromium's own. */
+  locale: string | null;
+  /** An IANA zone name; null: UTC. */
+  timezone: string | null;
+  mediaType: MediaType;
 }
+
+export type MediaType = 'screen' | 'print';
 
 export interface RenderResult {
   image: Buffer;

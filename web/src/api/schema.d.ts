@@ -1151,6 +1151,17 @@ export interface paths {
                         hide_selectors?: string[];
                         /** @description Transparent background (png/webp). */
                         omit_background?: boolean;
+                        /** @description The User-Agent the page's requests send and navigator.userAgent reports. Default: the service's Chromium. */
+                        user_agent?: string;
+                        /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: Chromium's own (en-US). */
+                        locale?: string;
+                        /** @description An IANA time zone name for the page's clock. Default UTC, whatever the server's. */
+                        timezone?: string;
+                        /**
+                         * @description The CSS media type the page is rendered for. Default screen.
+                         * @enum {string}
+                         */
+                        media_type?: "screen" | "print";
                     };
                 };
             };

@@ -16,6 +16,11 @@ interface Options {
   fullPage: boolean;
   fresh: boolean;
   scale: number;
+  /** Empty: the service's default. */
+  userAgent: string;
+  locale: string;
+  timezone: string;
+  print: boolean;
 }
 
 /** The JSON body for the options, leaving out what equals the API's defaults. */
@@ -28,6 +33,10 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.fullPage ? { full_page: true } : {}),
     ...(o.fresh ? { fresh: true } : {}),
     ...(o.scale !== 1 ? { device_scale_factor: o.scale } : {}),
+    ...(o.userAgent.trim() ? { user_agent: o.userAgent.trim() } : {}),
+    ...(o.locale.trim() ? { locale: o.locale.trim() } : {}),
+    ...(o.timezone.trim() ? { timezone: o.timezone.trim() } : {}),
+    ...(o.print ? { media_type: 'print' } : {}),
   };
 }
 
@@ -58,6 +67,10 @@ export function PlaygroundPage() {
     fullPage: false,
     fresh: false,
     scale: 1,
+    userAgent: '',
+    locale: '',
+    timezone: '',
+    print: false,
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -71,6 +84,9 @@ export function PlaygroundPage() {
     height: useId(),
     scale: useId(),
     sizeHint: useId(),
+    userAgent: useId(),
+    locale: useId(),
+    timezone: useId(),
   };
 
   const set = <K extends keyof Options>(name: K, value: Options[K]) =>
@@ -252,6 +268,58 @@ export function PlaygroundPage() {
                 </select>
               </div>
             )}
+            <details className="stack">
+              <summary>Page context</summary>
+              <div className="field">
+                <label htmlFor={ids.userAgent}>User agent</label>
+                <input
+                  id={ids.userAgent}
+                  className="input input-mono"
+                  type="text"
+                  spellCheck={false}
+                  maxLength={512}
+                  placeholder="Chromium's own"
+                  value={options.userAgent}
+                  onChange={(e) => set('userAgent', e.target.value)}
+                />
+              </div>
+              <div className="field-row">
+                <div className="field">
+                  <label htmlFor={ids.locale}>Locale</label>
+                  <input
+                    id={ids.locale}
+                    className="input"
+                    type="text"
+                    spellCheck={false}
+                    maxLength={35}
+                    placeholder="en-US"
+                    value={options.locale}
+                    onChange={(e) => set('locale', e.target.value)}
+                  />
+                </div>
+                <div className="field">
+                  <label htmlFor={ids.timezone}>Time zone</label>
+                  <input
+                    id={ids.timezone}
+                    className="input"
+                    type="text"
+                    spellCheck={false}
+                    maxLength={64}
+                    placeholder="UTC"
+                    value={options.timezone}
+                    onChange={(e) => set('timezone', e.target.value)}
+                  />
+                </div>
+              </div>
+              <label className="check">
+                <input
+                  type="checkbox"
+                  checked={options.print}
+                  onChange={(e) => set('print', e.target.checked)}
+                />
+                Print style sheets (media type print)
+              </label>
+            </details>
             <button type="submit" className="btn btn-primary" disabled={busy}>
               {busy ? 'Capturing…' : 'Run capture'}
             </button>

@@ -1,0 +1,28 @@
+import { Type } from 'typebox';
+import { BOUNDS } from '../../bounds.ts';
+import { AppError } from '../../errors.ts';
+import { defineOption } from './define.ts';
+
+/** What an HTTP header value may hold here: visible ASCII and spaces, no line breaks. */
+const HEADER_TEXT = /^[\x20-\x7e]+$/;
+
+export const userAgent = defineOption({
+  name: 'user_agent',
+  schema: Type.String({
+    minLength: 1,
+    maxLength: BOUNDS.capture.maxUserAgentLength,
+    description:
+      "The User-Agent the page's requests send and navigator.userAgent reports. Default: " +
+      "the service's Chromium.",
+  }),
+  resolve(value) {
+    if (value !== undefined && !HEADER_TEXT.test(value)) {
+      throw new AppError(
+        'invalid_request',
+        'user_agent may hold printable ASCII characters only (no line breaks)',
+      );
+    }
+    return { userAgent: value ?? null };
+  },
+  cacheKey: (o) => o.userAgent ?? undefined,
+});
