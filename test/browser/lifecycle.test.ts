@@ -176,13 +176,14 @@ describe('browser lifecycle', () => {
     // A leftover process on a temp dir (stands in for a crashpad handler, outside the group).
     const handler = spawn(
       process.execPath,
-      ['-e', 'setTimeout(() => {}, 60000)', `--database=${staleTemp}/.config`],
+      // After `--`: Node would refuse the flag as its own option and exit at once.
+      ['-e', 'setTimeout(() => {}, 60000)', '--', `--database=${staleTemp}/.config`],
       { detached: true, stdio: 'ignore' },
     );
     // A leftover process still running on the stale profile (stands in for an orphaned Chromium).
     const orphan = spawn(
       process.execPath,
-      ['-e', 'setTimeout(() => {}, 60000)', `--user-data-dir=${stale}/profile`],
+      ['-e', 'setTimeout(() => {}, 60000)', '--', `--user-data-dir=${stale}/profile`],
       {
         detached: true,
         stdio: 'ignore',
