@@ -242,6 +242,11 @@ function renderOptions(url: string): RenderOptions {
     locale: null,
     timezone: null,
     mediaType: 'screen',
+    styles: null,
+    scripts: null,
+    click: null,
+    scrollIntoView: null,
+    failOnHttpError: false,
   };
 }
 

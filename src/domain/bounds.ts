@@ -70,6 +70,8 @@ export const BOUNDS = {
     maxLocaleLength: 35,
     /** `timezone`, in characters (an IANA zone name). */
     maxTimezoneLength: 64,
+    /** `styles` and `scripts`, each, in characters (the body limit of 64 KiB still holds). */
+    maxInjectedLength: 32_768,
   },
 
   /** Listing screenshots (`GET /v1/screenshots`, the dashboard's history). */

@@ -56,6 +56,11 @@ export function renderOptions(options: Partial<RenderOptions> & { url: string })
     locale: null,
     timezone: null,
     mediaType: 'screen',
+    styles: null,
+    scripts: null,
+    click: null,
+    scrollIntoView: null,
+    failOnHttpError: false,
     ...options,
   };
 }

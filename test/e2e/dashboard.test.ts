@@ -127,6 +127,16 @@ describe('dashboard (browser)', () => {
     );
     await page.getByLabel('Locale').fill('');
     await page.getByLabel('Print style sheets (media type print)').uncheck();
+    await page.getByText('Page actions').click();
+    await page.getByLabel('Click (selector)').fill('#accept');
+    await page.getByLabel('Fail when the page answers 4xx or 5xx').check();
+    const withActions = await page.getByLabel('The request as a curl command').innerText();
+    assert.deepEqual(
+      JSON.parse(withActions.slice(withActions.indexOf("-d '") + 4, withActions.lastIndexOf("'"))),
+      { ...body, click: '#accept', fail_on_http_error: true },
+    );
+    await page.getByLabel('Click (selector)').fill('');
+    await page.getByLabel('Fail when the page answers 4xx or 5xx').uncheck();
     assert.ok(!curl.includes(apiKey), 'the full key is not displayed');
     await page.getByRole('button', { name: 'Copy command' }).click();
     const copied = await page.evaluate(() => navigator.clipboard.readText());

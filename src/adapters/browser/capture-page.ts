@@ -29,7 +29,7 @@ import { encoderSettings } from './encoding.ts';
 import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
 import { type MemoryWatchdog, watchdogFor } from './memory-watchdog.ts';
 import { navigationError, netErrorCode } from './net-errors.ts';
-import { optionSteps, type StepPage, settles } from './option-steps.ts';
+import { OPTION_STEPS, optionSteps, type StepPage, settles } from './option-steps.ts';
 import {
   blockServiceWorkers,
   elementBox,
@@ -489,6 +489,12 @@ export class CapturePage {
     await this.#emulate(o, run);
     await this.#checkSelectors(o, run);
     const targetStatus = await this.#load(o, run);
+    if (o.failOnHttpError && targetStatus !== null && targetStatus >= 400) {
+      throw new AppError(
+        'target_error',
+        `the target answered HTTP ${targetStatus} (fail_on_http_error is set)`,
+      );
+    }
     const paintReady = this.#earlyPaintReady(o, run);
     await this.#waitAfterLoad(o, run);
     await this.#prepareCapture(o, run);
@@ -595,7 +601,10 @@ export class CapturePage {
    */
   #earlyPaintReady(o: RenderOptions, run: CaptureRun): EarlyPaintReady | null {
     if (!settles(o) || o.fullPage || o.selector !== null) return null;
-    if (o.waitForSelector !== null || o.delay > 0) return null;
+    // Another step after load (a selector wait, a delay, injected styles or scripts, a click,
+    // a scroll) may change what is in view: the wait then comes after them.
+    const others = optionSteps.filter((s) => s !== OPTION_STEPS.wait_until);
+    if (others.some((s) => (s.afterLoad?.phase(o) ?? null) !== null)) return null;
     const startedAt = performance.now();
     const done = this.#page
       .evaluate(waitForPaintReady, { top: 0, bottom: o.height, budgetMs: PAINT_READY_BUDGET_MS })
@@ -730,6 +739,7 @@ export class CapturePage {
           top: 0,
           bottom: o.height,
           budgetMs: PAINT_READY_BUDGET_MS,
+          fromScroll: true,
         }),
       );
     }

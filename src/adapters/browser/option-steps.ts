@@ -9,11 +9,12 @@
  * table's order. Options that shape the capture itself (the viewport, the navigation, the
  * framing, the encoding) are read by those fixed steps, and say so in `readBy`.
  */
-import type { CDPSession, MediaFeature, Page } from 'puppeteer-core';
+import { type CDPSession, type MediaFeature, type Page, ProtocolError } from 'puppeteer-core';
 import type { CaptureOptionName } from '../../domain/captures/capture-options.ts';
 import type { RenderOptions } from '../../domain/captures/renderer.ts';
+import { AppError, isAppError } from '../../domain/errors.ts';
 import { sleep } from './abort.ts';
-import { selectorPresent } from './page-scripts.ts';
+import { clickElement, scrollToElement, selectorPresent } from './page-scripts.ts';
 
 /** What an after-load wait may use of the capture in progress. */
 export interface StepPage {
@@ -127,6 +128,76 @@ export const OPTION_STEPS = {
       cdp.send('Emulation.setTimezoneOverride', { timezoneId: o.timezone ?? 'UTC' }),
   },
   media_type: { mediaType: (o) => (o.mediaType === 'print' ? 'print' : '') },
+  // The page actions, after the waits above, in this order: styles, scripts, click, scroll.
+  styles: {
+    // Injected styles and scripts are the caller's, not the page's: its CSP does not apply to
+    // them. Set for every capture, so a page without them has its CSP back.
+    emulate: (cdp, o) =>
+      cdp.send('Page.setBypassCSP', { enabled: o.styles !== null || o.scripts !== null }),
+    afterLoad: {
+      phase: (o) => (o.styles === null ? null : 'adding styles'),
+      run: async ({ page, step }, o) => {
+        if (o.styles === null) return;
+        await step(page.addStyleTag({ content: o.styles }));
+      },
+    },
+  },
+  scripts: {
+    afterLoad: {
+      phase: (o) => (o.scripts === null ? null : 'running scripts'),
+      run: async (p, o) => {
+        if (o.scripts === null) return;
+        try {
+          // As a classic script: a promise it ends with is awaited.
+          await p.step(p.page.evaluate(o.scripts));
+        } catch (err) {
+          // The deadline, an abort, a lost page: not the script's own error.
+          if (isAppError(err) || err instanceof ProtocolError || !(err instanceof Error)) throw err;
+          throw new AppError(
+            'invalid_request',
+            `scripts threw an error: ${(err.message.split('\n')[0] ?? '').slice(0, 300)}`,
+          );
+        }
+        // What the script started (requests, images) settles before the capture.
+        await p.networkQuiet();
+      },
+    },
+  },
+  click: {
+    selectors: (o) => [o.click],
+    afterLoad: {
+      phase: (o) => (o.click === null ? null : `clicking "${o.click.slice(0, 200)}"`),
+      run: async (p, o) => {
+        if (o.click === null) return;
+        const found = await p.step(p.page.evaluate(clickElement, o.click));
+        if (!found) {
+          throw new AppError(
+            'invalid_request',
+            `click selector "${o.click.slice(0, 200)}" matched no element`,
+          );
+        }
+        // What the click started (a request, a new view) settles before the capture.
+        await p.networkQuiet();
+      },
+    },
+  },
+  scroll_into_view: {
+    selectors: (o) => [o.scrollIntoView],
+    afterLoad: {
+      phase: (o) =>
+        o.scrollIntoView === null ? null : `scrolling to "${o.scrollIntoView.slice(0, 200)}"`,
+      run: async ({ page, step }, o) => {
+        if (o.scrollIntoView === null) return;
+        if (!(await step(page.evaluate(scrollToElement, o.scrollIntoView)))) {
+          throw new AppError(
+            'invalid_request',
+            `scroll_into_view selector "${o.scrollIntoView.slice(0, 200)}" matched no element`,
+          );
+        }
+      },
+    },
+  },
+  fail_on_http_error: { readBy: ['load'] },
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /** The table as a list, in its order. */

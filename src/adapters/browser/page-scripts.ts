@@ -119,6 +119,8 @@ export interface PaintReadyArgs {
   top: number;
   bottom: number;
   budgetMs: number;
+  /** The range is the viewport's, wherever it is scrolled to (scroll_into_view, scripts). */
+  fromScroll?: boolean;
 }
 
 /**
@@ -129,7 +131,13 @@ export async function waitForPaintReady(args: PaintReadyArgs): Promise<number> {
   const inRange = (img: HTMLImageElement): boolean => {
     const rect = img.getBoundingClientRect();
     const top = rect.top + window.scrollY;
-    return rect.width > 0 && rect.height > 0 && top < args.bottom && top + rect.height > args.top;
+    const offset = args.fromScroll ? window.scrollY : 0;
+    return (
+      rect.width > 0 &&
+      rect.height > 0 &&
+      top < args.bottom + offset &&
+      top + rect.height > args.top + offset
+    );
   };
   const loaded = (img: HTMLImageElement): Promise<void> =>
     img.complete
@@ -187,4 +195,23 @@ export function elementBox(selector: string): ElementBox | null {
 /** Whether `selector` matches something now (plain CSS, as document.querySelector). */
 export function selectorPresent(selector: string): boolean {
   return document.querySelector(selector) !== null;
+}
+
+/**
+ * `click`: a click event on the first element matching `selector`, as the DOM's click()
+ * sends it (no scrolling, no pointer position). False when nothing matches.
+ */
+export function clickElement(selector: string): boolean {
+  const element = document.querySelector(selector);
+  if (element === null) return false;
+  element.dispatchEvent(new MouseEvent('click', { bubbles: true, cancelable: true, view: window }));
+  return true;
+}
+
+/** `scroll_into_view`: the element's top at the viewport's top. False when nothing matches. */
+export function scrollToElement(selector: string): boolean {
+  const element = document.querySelector(selector);
+  if (element === null) return false;
+  element.scrollIntoView({ block: 'start', inline: 'nearest', behavior: 'instant' });
+  return true;
 }

@@ -47,6 +47,11 @@ test('a bare request resolves every render option to its default', () => {
       locale: null,
       timezone: null,
       mediaType: 'screen',
+      styles: null,
+      scripts: null,
+      click: null,
+      scrollIntoView: null,
+      failOnHttpError: false,
     },
   });
 });
@@ -112,6 +117,11 @@ test('the cache key covers the owner and every option that changes the image', (
     { locale: 'de' },
     { timezone: 'Asia/Tokyo' },
     { media_type: 'print' },
+    { styles: 'p{}' },
+    { scripts: '1' },
+    { click: '#a' },
+    { scroll_into_view: '#a' },
+    { fail_on_http_error: true },
   ];
   const keys = new Set([key, ...changes.map((c) => cacheKeyFor('user:1:pro', resolve(c).render))]);
   assert.equal(keys.size, changes.length + 1);
@@ -185,4 +195,12 @@ test('user_agent, locale and timezone: checked, and kept in their canonical form
     cacheKeyFor('user:1:pro', resolve({ media_type: 'screen' }).render),
     cacheKeyFor('user:1:pro', before),
   );
+});
+
+test('scroll_into_view is for viewport captures only', () => {
+  const message =
+    'invalid_request: scroll_into_view is for viewport captures: not with full_page or selector';
+  assert.equal(refusal({ scroll_into_view: '#a', full_page: true }, DEFAULT_PLANS.pro), message);
+  assert.equal(refusal({ scroll_into_view: '#a', selector: '#b' }, DEFAULT_PLANS.pro), message);
+  assert.equal(resolve({ scroll_into_view: '#a' }).render.scrollIntoView, '#a');
 });

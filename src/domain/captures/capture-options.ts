@@ -1,10 +1,12 @@
 import { type Static, type TOptional, Type } from 'typebox';
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { Plan } from '../plans.ts';
+import { click } from './options/click.ts';
 import { darkMode } from './options/dark-mode.ts';
 import type { CaptureOption, ResolvedCapture } from './options/define.ts';
 import { delay } from './options/delay.ts';
 import { deviceScaleFactor } from './options/device-scale-factor.ts';
+import { failOnHttpError } from './options/fail-on-http-error.ts';
 import { format } from './options/format.ts';
 import { fresh } from './options/fresh.ts';
 import { fullPage } from './options/full-page.ts';
@@ -15,7 +17,10 @@ import { mediaType } from './options/media-type.ts';
 import { omitBackground } from './options/omit-background.ts';
 import { quality } from './options/quality.ts';
 import { reducedMotion } from './options/reduced-motion.ts';
+import { scripts } from './options/scripts.ts';
+import { scrollIntoView } from './options/scroll-into-view.ts';
 import { selector } from './options/selector.ts';
+import { styles } from './options/styles.ts';
 import { timezone } from './options/timezone.ts';
 import { url } from './options/url.ts';
 import { userAgent } from './options/user-agent.ts';
@@ -61,6 +66,11 @@ export const CAPTURE_OPTIONS = [
   locale,
   timezone,
   mediaType,
+  styles,
+  scripts,
+  click,
+  scrollIntoView,
+  failOnHttpError,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

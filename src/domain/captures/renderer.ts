@@ -40,6 +40,16 @@ export interface RenderOptions {
   /** An IANA zone name; null: UTC. */
   timezone: string | null;
   mediaType: MediaType;
+  /** CSS injected after load; null: none. */
+  styles: string | null;
+  /** JavaScript run after load; null: none. */
+  scripts: string | null;
+  /** A selector clicked after load; null: none. */
+  click: string | null;
+  /** A selector scrolled to before a viewport capture; null: none. */
+  scrollIntoView: string | null;
+  /** A 4xx or 5xx answer of the target ends the capture (target_error). */
+  failOnHttpError: boolean;
 }
 
 export type MediaType = 'screen' | 'print';

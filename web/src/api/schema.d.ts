@@ -1162,6 +1162,16 @@ export interface paths {
                          * @enum {string}
                          */
                         media_type?: "screen" | "print";
+                        /** @description CSS added to the page once it has loaded, before the capture (the page's own Content-Security-Policy does not block it). */
+                        styles?: string;
+                        /** @description JavaScript run in the page once it has loaded (after `styles`), before the capture; a promise it ends with is awaited within the render deadline. An error it throws is 400. */
+                        scripts?: string;
+                        /** @description An element clicked once the page has loaded (after `scripts`). */
+                        click?: string;
+                        /** @description An element scrolled to the top of the viewport before a viewport capture. */
+                        scroll_into_view?: string;
+                        /** @description A target that answers 4xx or 5xx ends in 502 target_error (no quota spent) instead of being captured. */
+                        fail_on_http_error?: boolean;
                     };
                 };
             };

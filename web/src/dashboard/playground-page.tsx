@@ -21,6 +21,11 @@ interface Options {
   locale: string;
   timezone: string;
   print: boolean;
+  styles: string;
+  scripts: string;
+  click: string;
+  scrollIntoView: string;
+  failOnHttpError: boolean;
 }
 
 /** The JSON body for the options, leaving out what equals the API's defaults. */
@@ -37,6 +42,11 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.locale.trim() ? { locale: o.locale.trim() } : {}),
     ...(o.timezone.trim() ? { timezone: o.timezone.trim() } : {}),
     ...(o.print ? { media_type: 'print' } : {}),
+    ...(o.styles.trim() ? { styles: o.styles } : {}),
+    ...(o.scripts.trim() ? { scripts: o.scripts } : {}),
+    ...(o.click.trim() ? { click: o.click.trim() } : {}),
+    ...(o.scrollIntoView.trim() ? { scroll_into_view: o.scrollIntoView.trim() } : {}),
+    ...(o.failOnHttpError ? { fail_on_http_error: true } : {}),
   };
 }
 
@@ -71,6 +81,11 @@ export function PlaygroundPage() {
     locale: '',
     timezone: '',
     print: false,
+    styles: '',
+    scripts: '',
+    click: '',
+    scrollIntoView: '',
+    failOnHttpError: false,
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -87,6 +102,10 @@ export function PlaygroundPage() {
     userAgent: useId(),
     locale: useId(),
     timezone: useId(),
+    styles: useId(),
+    scripts: useId(),
+    click: useId(),
+    scrollIntoView: useId(),
   };
 
   const set = <K extends keyof Options>(name: K, value: Options[K]) =>
@@ -318,6 +337,67 @@ export function PlaygroundPage() {
                   onChange={(e) => set('print', e.target.checked)}
                 />
                 Print style sheets (media type print)
+              </label>
+            </details>
+            <details className="stack">
+              <summary>Page actions</summary>
+              <div className="field">
+                <label htmlFor={ids.styles}>CSS to add</label>
+                <textarea
+                  id={ids.styles}
+                  className="input input-mono"
+                  rows={3}
+                  spellCheck={false}
+                  maxLength={32768}
+                  value={options.styles}
+                  onChange={(e) => set('styles', e.target.value)}
+                />
+              </div>
+              <div className="field">
+                <label htmlFor={ids.scripts}>JavaScript to run</label>
+                <textarea
+                  id={ids.scripts}
+                  className="input input-mono"
+                  rows={3}
+                  spellCheck={false}
+                  maxLength={32768}
+                  value={options.scripts}
+                  onChange={(e) => set('scripts', e.target.value)}
+                />
+              </div>
+              <div className="field-row">
+                <div className="field">
+                  <label htmlFor={ids.click}>Click (selector)</label>
+                  <input
+                    id={ids.click}
+                    className="input input-mono"
+                    type="text"
+                    spellCheck={false}
+                    maxLength={500}
+                    value={options.click}
+                    onChange={(e) => set('click', e.target.value)}
+                  />
+                </div>
+                <div className="field">
+                  <label htmlFor={ids.scrollIntoView}>Scroll to (selector)</label>
+                  <input
+                    id={ids.scrollIntoView}
+                    className="input input-mono"
+                    type="text"
+                    spellCheck={false}
+                    maxLength={500}
+                    value={options.scrollIntoView}
+                    onChange={(e) => set('scrollIntoView', e.target.value)}
+                  />
+                </div>
+              </div>
+              <label className="check">
+                <input
+                  type="checkbox"
+                  checked={options.failOnHttpError}
+                  onChange={(e) => set('failOnHttpError', e.target.checked)}
+                />
+                Fail when the page answers 4xx or 5xx
               </label>
             </details>
             <button type="submit" className="btn btn-primary" disabled={busy}>
