@@ -50,8 +50,10 @@ export const BOUNDS = {
   capture: {
     /** `url`, in characters. */
     urlMaxLength: 2048,
-    /** How long a result is served from the cache (about 15 minutes). */
+    /** How long a result is served from the cache by default (`cache_ttl`: 15 minutes). */
     cacheTtlMs: 15 * MINUTE_MS,
+    /** The longest `cache_ttl` a request may ask for, in seconds (a day). */
+    maxCacheTtlSeconds: 86_400,
     /** `quality` range (JPEG and WebP). */
     minQuality: 1,
     maxQuality: 100,

@@ -26,6 +26,7 @@ const refusal = (input: Omit<CaptureInput, 'url'>, plan = DEFAULT_PLANS.free) =>
 test('a bare request resolves every render option to its default', () => {
   assert.deepEqual(resolve({}, DEFAULT_PLANS.free), {
     fresh: false,
+    cacheTtlMs: 900_000,
     render: {
       url: 'https://example.com/a',
       format: 'png',
@@ -203,4 +204,18 @@ test('scroll_into_view is for viewport captures only', () => {
   assert.equal(refusal({ scroll_into_view: '#a', full_page: true }, DEFAULT_PLANS.pro), message);
   assert.equal(refusal({ scroll_into_view: '#a', selector: '#b' }, DEFAULT_PLANS.pro), message);
   assert.equal(resolve({ scroll_into_view: '#a' }).render.scrollIntoView, '#a');
+});
+
+test('cache_ttl: how old a cached result may be, in the key unless it is the default', () => {
+  const keyOf = (input: Omit<CaptureInput, 'url'>) => {
+    const { render, cacheTtlMs } = resolve(input);
+    return cacheKeyFor('user:1:pro', { ...render, cacheTtlMs });
+  };
+  assert.equal(resolve({}).cacheTtlMs, 900_000);
+  assert.equal(resolve({ cache_ttl: 0 }).cacheTtlMs, 0);
+  assert.equal(resolve({ cache_ttl: 86_400 }).cacheTtlMs, 86_400_000);
+  assert.equal(keyOf({ cache_ttl: 900 }), keyOf({}));
+  assert.equal(keyOf({}), cacheKeyFor('user:1:pro', resolve({}).render));
+  assert.notEqual(keyOf({ cache_ttl: 60 }), keyOf({}));
+  assert.notEqual(keyOf({ cache_ttl: 0 }), keyOf({ cache_ttl: 60 }));
 });

@@ -1,9 +1,10 @@
 import { type Static, type TOptional, Type } from 'typebox';
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { Plan } from '../plans.ts';
+import { cacheTtl } from './options/cache-ttl.ts';
 import { click } from './options/click.ts';
 import { darkMode } from './options/dark-mode.ts';
-import type { CaptureOption, ResolvedCapture } from './options/define.ts';
+import type { CaptureOption, KeyedOptions, ResolvedCapture } from './options/define.ts';
 import { delay } from './options/delay.ts';
 import { deviceScaleFactor } from './options/device-scale-factor.ts';
 import { failOnHttpError } from './options/fail-on-http-error.ts';
@@ -71,6 +72,7 @@ export const CAPTURE_OPTIONS = [
   click,
   scrollIntoView,
   failOnHttpError,
+  cacheTtl,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];
@@ -101,15 +103,15 @@ export function resolveCaptureOptions(
   input: CaptureInput,
   url: URL,
   plan: Readonly<Plan>,
-): { render: RenderOptions; fresh: boolean } {
+): { render: RenderOptions; fresh: boolean; cacheTtlMs: number } {
   const resolved: Partial<ResolvedCapture> = {};
   for (const option of CAPTURE_OPTIONS as readonly CaptureOption[]) {
     const value = (input as Record<string, unknown>)[option.name];
     Object.assign(resolved, option.resolve(value, { plan, url, resolved }));
   }
   // Every field is set: options/options.test.ts resolves a bare request and checks them all.
-  const { fresh, ...render } = resolved as ResolvedCapture;
-  return { render, fresh };
+  const { fresh, cacheTtlMs, ...render } = resolved as ResolvedCapture;
+  return { render, fresh, cacheTtlMs };
 }
 
 /**
@@ -117,7 +119,7 @@ export function resolveCaptureOptions(
  * account's image is never served to another and different options are different entries.
  * Parts are named by option (a part that is undefined adds nothing).
  */
-export function cacheKeyFor(owner: string, options: RenderOptions): string {
+export function cacheKeyFor(owner: string, options: KeyedOptions): string {
   const parts = Object.fromEntries(
     (CAPTURE_OPTIONS as readonly CaptureOption[])
       .map((o) => [o.name, o.cacheKey(options)] as const)

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BOUNDS } from '../bounds.ts';
 import { AppError } from '../errors.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import type { CaptureContext, FlightResult } from './ports.ts';
@@ -32,6 +31,8 @@ export async function renderOnce(
   options: {
     cacheKey: string;
     fresh: boolean;
+    /** The request's cache_ttl: how old a record another node rendered may be. */
+    cacheTtlMs: number;
     signal: AbortSignal | undefined;
     render: (signal: AbortSignal) => Promise<ScreenshotRecord & { renderMs: number }>;
   },
@@ -41,7 +42,7 @@ export async function renderOnce(
   const { value, leader } = await ctx.flights.run(flightKey, options.signal, (signal) =>
     options.fresh
       ? options.render(signal)
-      : acrossNodes(ctx, options.cacheKey, signal, options.render),
+      : acrossNodes(ctx, options.cacheKey, options.cacheTtlMs, signal, options.render),
   );
   return {
     record: value,
@@ -53,15 +54,18 @@ export async function renderOnce(
 async function acrossNodes(
   ctx: CaptureContext,
   cacheKey: string,
+  cacheTtlMs: number,
   signal: AbortSignal,
   render: (signal: AbortSignal) => Promise<ScreenshotRecord & { renderMs: number }>,
 ): Promise<FlightResult> {
   const waitUntil = performance.now() + ctx.renderTimeoutMs;
+  // A record rendered while this request waited is new enough for any cache_ttl, 0 included.
+  const startedAt = ctx.clock();
   const finished = async (): Promise<FlightResult | null> => {
     const now = ctx.clock();
     const hit = await ctx.store.screenshots.findCached(
       cacheKey,
-      now - BOUNDS.capture.cacheTtlMs,
+      Math.min(now - cacheTtlMs, startedAt),
       now,
     );
     return hit ? { ...hit, renderMs: null } : null;

@@ -1,4 +1,3 @@
-import { BOUNDS } from '../bounds.ts';
 import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
@@ -69,12 +68,18 @@ export async function runCapture(
 ): Promise<CaptureOutcome> {
   const { caller, input } = options;
   const url = ctx.guard.parse(input.url);
-  const { render, fresh } = resolveCaptureOptions(input, url, caller.plan);
+  const { render, fresh, cacheTtlMs } = resolveCaptureOptions(input, url, caller.plan);
   ctx.guard.screen(url);
 
   const allowance = await caller.reserve();
   try {
-    const { keyChecked, ...outcome } = await cachedOrRendered(ctx, { caller, url, render, fresh });
+    const { keyChecked, ...outcome } = await cachedOrRendered(ctx, {
+      caller,
+      url,
+      render,
+      fresh,
+      cacheTtlMs,
+    });
     caller.signal?.throwIfAborted();
     if (caller.keyId !== undefined && !keyChecked) await assertKeyActive(ctx, caller.keyId);
     return { ...outcome, quota: allowance.quota };
@@ -93,13 +98,20 @@ async function assertKeyActive(ctx: CaptureContext, keyId: number): Promise<void
 /** The cache record, or one rendered (here or joined); `keyChecked`: the key was read after it was found. */
 async function cachedOrRendered(
   ctx: CaptureContext,
-  options: { caller: CaptureCaller; url: URL; render: RenderOptions; fresh: boolean },
+  options: {
+    caller: CaptureCaller;
+    url: URL;
+    render: RenderOptions;
+    fresh: boolean;
+    cacheTtlMs: number;
+  },
 ): Promise<Omit<CaptureOutcome, 'quota'> & { keyChecked: boolean }> {
-  const { caller, render, fresh } = options;
-  const cacheKey = cacheKeyFor(caller.cacheOwner, render);
-  if (!fresh) {
+  const { caller, render, fresh, cacheTtlMs } = options;
+  const cacheKey = cacheKeyFor(caller.cacheOwner, { ...render, cacheTtlMs });
+  // cache_ttl 0 accepts no cached result: no lookup (the render is stored as any other).
+  if (!fresh && cacheTtlMs > 0) {
     const now = ctx.clock();
-    const since = now - BOUNDS.capture.cacheTtlMs;
+    const since = now - cacheTtlMs;
     if (caller.keyId === undefined) {
       const hit = await ctx.store.screenshots.findCached(cacheKey, since, now);
       if (hit) return { record: hit, cached: true, renderMs: null, keyChecked: false };
@@ -123,6 +135,7 @@ async function cachedOrRendered(
   const rendered = await renderOnce(ctx, {
     cacheKey,
     fresh,
+    cacheTtlMs,
     signal: caller.signal,
     render: (signal) =>
       renderAndStore(ctx, {

@@ -1172,6 +1172,8 @@ export interface paths {
                         scroll_into_view?: string;
                         /** @description A target that answers 4xx or 5xx ends in 502 target_error (no quota spent) instead of being captured. */
                         fail_on_http_error?: boolean;
+                        /** @description Seconds a result may be served from the cache: 0 (never) to 86400; default 900. `fresh` still forces a render. */
+                        cache_ttl?: number;
                     };
                 };
             };

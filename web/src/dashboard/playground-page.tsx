@@ -26,6 +26,8 @@ interface Options {
   click: string;
   scrollIntoView: string;
   failOnHttpError: boolean;
+  /** Seconds; the API's default is 900. */
+  cacheTtl: number;
 }
 
 /** The JSON body for the options, leaving out what equals the API's defaults. */
@@ -47,6 +49,7 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.click.trim() ? { click: o.click.trim() } : {}),
     ...(o.scrollIntoView.trim() ? { scroll_into_view: o.scrollIntoView.trim() } : {}),
     ...(o.failOnHttpError ? { fail_on_http_error: true } : {}),
+    ...(o.cacheTtl !== 900 ? { cache_ttl: o.cacheTtl } : {}),
   };
 }
 
@@ -86,6 +89,7 @@ export function PlaygroundPage() {
     click: '',
     scrollIntoView: '',
     failOnHttpError: false,
+    cacheTtl: 900,
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -106,6 +110,7 @@ export function PlaygroundPage() {
     scripts: useId(),
     click: useId(),
     scrollIntoView: useId(),
+    cacheTtl: useId(),
   };
 
   const set = <K extends keyof Options>(name: K, value: Options[K]) =>
@@ -399,6 +404,23 @@ export function PlaygroundPage() {
                 />
                 Fail when the page answers 4xx or 5xx
               </label>
+              <div className="field field-narrow">
+                <label htmlFor={ids.cacheTtl}>Cache TTL (seconds)</label>
+                <input
+                  id={ids.cacheTtl}
+                  className="input"
+                  type="number"
+                  min={0}
+                  max={86400}
+                  value={options.cacheTtl}
+                  onChange={(e) =>
+                    set(
+                      'cacheTtl',
+                      Math.min(86400, Math.max(0, Math.trunc(Number(e.target.value) || 0))),
+                    )
+                  }
+                />
+              </div>
             </details>
             <button type="submit" className="btn btn-primary" disabled={busy}>
               {busy ? 'Capturing…' : 'Run capture'}

@@ -3,10 +3,18 @@ import { AppError } from '../../errors.ts';
 import type { Plan } from '../../plans.ts';
 import type { RenderOptions } from '../renderer.ts';
 
+/** What the cache key is made of: the renderer's options and the cache's own lifetime. */
+export interface KeyedOptions extends RenderOptions {
+  /** `cache_ttl`; left out, the default. */
+  cacheTtlMs?: number;
+}
+
 /** What an option resolves to: the renderer's options, plus what only the pipeline reads. */
 export interface ResolvedCapture extends RenderOptions {
   /** Skip the cache lookup and render anew. */
   fresh: boolean;
+  /** How old a cached result this request accepts (0: none). */
+  cacheTtlMs: number;
 }
 
 /** What an option's rule sees besides its own value. */
@@ -45,7 +53,7 @@ export interface CaptureOption<
    * (which adds nothing, so an option added later leaves the keys of requests without it
    * unchanged, if it answers undefined at its default).
    */
-  cacheKey(options: RenderOptions): unknown;
+  cacheKey(options: KeyedOptions): unknown;
 }
 
 export const defineOption = <
