@@ -247,6 +247,7 @@ function renderOptions(url: string): RenderOptions {
     click: null,
     scrollIntoView: null,
     failOnHttpError: false,
+    clip: null,
   };
 }
 

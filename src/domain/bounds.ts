@@ -54,6 +54,8 @@ export const BOUNDS = {
     cacheTtlMs: 15 * MINUTE_MS,
     /** The longest `cache_ttl` a request may ask for, in seconds (a day). */
     maxCacheTtlSeconds: 86_400,
+    /** Largest `clip` coordinate or extent, in CSS px (the image bounds cut it further). */
+    maxClipCoordinate: 100_000,
     /** `quality` range (JPEG and WebP). */
     minQuality: 1,
     maxQuality: 100,

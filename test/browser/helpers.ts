@@ -61,6 +61,7 @@ export function renderOptions(options: Partial<RenderOptions> & { url: string })
     click: null,
     scrollIntoView: null,
     failOnHttpError: false,
+    clip: null,
     ...options,
   };
 }

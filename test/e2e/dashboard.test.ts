@@ -130,13 +130,20 @@ describe('dashboard (browser)', () => {
     await page.getByText('Page actions').click();
     await page.getByLabel('Click (selector)').fill('#accept');
     await page.getByLabel('Fail when the page answers 4xx or 5xx').check();
+    await page.getByLabel('Clip region (x, y, w, h)').fill('0, 10, 200, 100');
     const withActions = await page.getByLabel('The request as a curl command').innerText();
     assert.deepEqual(
       JSON.parse(withActions.slice(withActions.indexOf("-d '") + 4, withActions.lastIndexOf("'"))),
-      { ...body, click: '#accept', fail_on_http_error: true },
+      {
+        ...body,
+        click: '#accept',
+        fail_on_http_error: true,
+        clip: { x: 0, y: 10, width: 200, height: 100 },
+      },
     );
     await page.getByLabel('Click (selector)').fill('');
     await page.getByLabel('Fail when the page answers 4xx or 5xx').uncheck();
+    await page.getByLabel('Clip region (x, y, w, h)').fill('');
     assert.ok(!curl.includes(apiKey), 'the full key is not displayed');
     await page.getByRole('button', { name: 'Copy command' }).click();
     const copied = await page.evaluate(() => navigator.clipboard.readText());

@@ -36,6 +36,7 @@ import {
   firstInvalidSelector,
   freezeAndHide,
   scrollThrough,
+  scrollToBox,
   waitForPaintReady,
 } from './page-scripts.ts';
 import type { RendererLogger } from './types.ts';
@@ -600,7 +601,7 @@ export class CapturePage {
    * (wait_for_selector, delay): #frameViewport waits again otherwise. null: no early wait.
    */
   #earlyPaintReady(o: RenderOptions, run: CaptureRun): EarlyPaintReady | null {
-    if (!settles(o) || o.fullPage || o.selector !== null) return null;
+    if (!settles(o) || o.fullPage || o.selector !== null || o.clip !== null) return null;
     // Another step after load (a selector wait, a delay, injected styles or scripts, a click,
     // a scroll) may change what is in view: the wait then comes after them.
     const others = optionSteps.filter((s) => s !== OPTION_STEPS.wait_until);
@@ -633,7 +634,7 @@ export class CapturePage {
    * Every image stays within the plan width x scale, the height limit and the pixel budget;
    * the clip is cut before Chromium renders it, so nothing larger is ever encoded or sent.
    */
-  #frame(
+  async #frame(
     o: RenderOptions,
     run: CaptureRun,
     paintReady: EarlyPaintReady | null,
@@ -646,6 +647,10 @@ export class CapturePage {
       maxPixels: this.#settings.maxImagePixels,
     };
     if (o.selector !== null) return this.#frameElement(o, o.selector, run, bounds);
+    if (o.clip !== null) {
+      await run.step(this.#page.evaluate(scrollToBox, o.clip));
+      return this.#frameBox(o, o.clip, run, bounds);
+    }
     if (o.fullPage) return this.#frameFullPage(o, run, bounds);
     return this.#frameViewport(o, run, bounds, paintReady);
   }
@@ -656,7 +661,6 @@ export class CapturePage {
     run: CaptureRun,
     bounds: ImageBounds,
   ): Promise<ImageFrame> {
-    const dsf = o.deviceScaleFactor;
     const box = await run.step(this.#page.evaluate(elementBox, selector));
     if (box === null) {
       throw new AppError(
@@ -664,6 +668,21 @@ export class CapturePage {
         `selector "${selector.slice(0, 200)}" matched no element`,
       );
     }
+    return this.#frameBox(o, box, run, bounds, selector);
+  }
+
+  /**
+   * A box of the page (CSS px of the document: an element's, or `clip`) as the image, cut to
+   * the bounds; its fonts and images awaited.
+   */
+  async #frameBox(
+    o: RenderOptions,
+    box: { x: number; y: number; width: number; height: number },
+    run: CaptureRun,
+    bounds: ImageBounds,
+    selector?: string,
+  ): Promise<ImageFrame> {
+    const dsf = o.deviceScaleFactor;
     // Snap to the device pixel grid so the image is whole pixels of exactly the box.
     const x0 = Math.max(0, Math.floor(box.x * dsf));
     const y0 = Math.max(0, Math.floor(box.y * dsf));
@@ -672,7 +691,9 @@ export class CapturePage {
     if (x1 <= x0 || y1 <= y0) {
       throw new AppError(
         'invalid_request',
-        `selector "${selector.slice(0, 200)}" matched an element with no visible box`,
+        selector === undefined
+          ? 'clip has no area at this device_scale_factor'
+          : `selector "${selector.slice(0, 200)}" matched an element with no visible box`,
       );
     }
     const fit = fitImage(x1 - x0, y1 - y0, bounds);

@@ -199,6 +199,7 @@ export const OPTION_STEPS = {
   },
   fail_on_http_error: { readBy: ['load'] },
   cache_ttl: {}, // the cache's business: the page never sees it
+  clip: { readBy: ['frame'] },
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /** The table as a list, in its order. */

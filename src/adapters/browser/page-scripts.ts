@@ -215,3 +215,15 @@ export function scrollToElement(selector: string): boolean {
   element.scrollIntoView({ block: 'start', inline: 'nearest', behavior: 'instant' });
   return true;
 }
+
+/**
+ * `clip`: the region's middle brought to the middle of the viewport, as elementBox does for an
+ * element, so lazy content in it loads.
+ */
+export function scrollToBox(box: { x: number; y: number; width: number; height: number }): void {
+  window.scrollTo({
+    left: Math.max(0, box.x + box.width / 2 - window.innerWidth / 2),
+    top: Math.max(0, box.y + box.height / 2 - window.innerHeight / 2),
+    behavior: 'instant',
+  });
+}

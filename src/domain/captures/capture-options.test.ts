@@ -53,6 +53,7 @@ test('a bare request resolves every render option to its default', () => {
       click: null,
       scrollIntoView: null,
       failOnHttpError: false,
+      clip: null,
     },
   });
 });
@@ -123,6 +124,7 @@ test('the cache key covers the owner and every option that changes the image', (
     { click: '#a' },
     { scroll_into_view: '#a' },
     { fail_on_http_error: true },
+    { clip: { x: 0, y: 0, width: 10, height: 10 } },
   ];
   const keys = new Set([key, ...changes.map((c) => cacheKeyFor('user:1:pro', resolve(c).render))]);
   assert.equal(keys.size, changes.length + 1);
@@ -218,4 +220,12 @@ test('cache_ttl: how old a cached result may be, in the key unless it is the def
   assert.equal(keyOf({}), cacheKeyFor('user:1:pro', resolve({}).render));
   assert.notEqual(keyOf({ cache_ttl: 60 }), keyOf({}));
   assert.notEqual(keyOf({ cache_ttl: 0 }), keyOf({ cache_ttl: 60 }));
+});
+
+test('clip: not with full_page or selector', () => {
+  const clip = { x: 1, y: 2, width: 3, height: 4 };
+  const message = 'invalid_request: clip is not allowed with full_page or selector';
+  assert.equal(refusal({ clip, full_page: true }, DEFAULT_PLANS.pro), message);
+  assert.equal(refusal({ clip, selector: '#a' }, DEFAULT_PLANS.pro), message);
+  assert.deepEqual(resolve({ clip }).render.clip, clip);
 });

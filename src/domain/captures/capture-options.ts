@@ -3,6 +3,7 @@ import { sha256Hex } from '../../lib/crypto.ts';
 import type { Plan } from '../plans.ts';
 import { cacheTtl } from './options/cache-ttl.ts';
 import { click } from './options/click.ts';
+import { clip } from './options/clip.ts';
 import { darkMode } from './options/dark-mode.ts';
 import type { CaptureOption, KeyedOptions, ResolvedCapture } from './options/define.ts';
 import { delay } from './options/delay.ts';
@@ -73,6 +74,7 @@ export const CAPTURE_OPTIONS = [
   scrollIntoView,
   failOnHttpError,
   cacheTtl,
+  clip,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

@@ -50,6 +50,15 @@ export interface RenderOptions {
   scrollIntoView: string | null;
   /** A 4xx or 5xx answer of the target ends the capture (target_error). */
   failOnHttpError: boolean;
+  /** A region of the page (CSS px of the document) captured alone; null: none. */
+  clip: ClipRect | null;
+}
+
+export interface ClipRect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
 }
 
 export type MediaType = 'screen' | 'print';

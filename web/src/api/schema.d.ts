@@ -1174,6 +1174,17 @@ export interface paths {
                         fail_on_http_error?: boolean;
                         /** @description Seconds a result may be served from the cache: 0 (never) to 86400; default 900. `fresh` still forces a render. */
                         cache_ttl?: number;
+                        /** @description A region of the page, in CSS px of the page (not of the viewport), captured alone. Not with full_page or selector. Cut to the image bounds (truncated) when larger. */
+                        clip?: {
+                            /** @description CSS px from the left of the page. */
+                            x: number;
+                            /** @description CSS px from the top of the page. */
+                            y: number;
+                            /** @description CSS px. */
+                            width: number;
+                            /** @description CSS px. */
+                            height: number;
+                        };
                     };
                 };
             };

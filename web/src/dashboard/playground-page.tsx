@@ -28,6 +28,21 @@ interface Options {
   failOnHttpError: boolean;
   /** Seconds; the API's default is 900. */
   cacheTtl: number;
+  /** "x, y, width, height" in CSS px; anything else leaves clip out. */
+  clip: string;
+}
+
+/** "x, y, width, height" as the API's clip, or null. */
+export function parseClip(
+  text: string,
+): { x: number; y: number; width: number; height: number } | null {
+  const parts = text.split(',').map((p) => p.trim());
+  if (parts.length !== 4 || parts.some((p) => p === '')) return null;
+  const [x, y, width, height] = parts.map(Number) as [number, number, number, number];
+  if (![x, y, width, height].every(Number.isFinite) || x < 0 || y < 0 || width < 1 || height < 1) {
+    return null;
+  }
+  return { x, y, width, height };
 }
 
 /** The JSON body for the options, leaving out what equals the API's defaults. */
@@ -50,6 +65,7 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.scrollIntoView.trim() ? { scroll_into_view: o.scrollIntoView.trim() } : {}),
     ...(o.failOnHttpError ? { fail_on_http_error: true } : {}),
     ...(o.cacheTtl !== 900 ? { cache_ttl: o.cacheTtl } : {}),
+    ...(!o.fullPage && parseClip(o.clip) ? { clip: parseClip(o.clip) } : {}),
   };
 }
 
@@ -90,6 +106,7 @@ export function PlaygroundPage() {
     scrollIntoView: '',
     failOnHttpError: false,
     cacheTtl: 900,
+    clip: '',
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -111,6 +128,8 @@ export function PlaygroundPage() {
     click: useId(),
     scrollIntoView: useId(),
     cacheTtl: useId(),
+    clip: useId(),
+    clipHint: useId(),
   };
 
   const set = <K extends keyof Options>(name: K, value: Options[K]) =>
@@ -404,6 +423,23 @@ export function PlaygroundPage() {
                 />
                 Fail when the page answers 4xx or 5xx
               </label>
+              <div className="field">
+                <label htmlFor={ids.clip}>Clip region (x, y, w, h)</label>
+                <input
+                  id={ids.clip}
+                  className="input input-mono"
+                  type="text"
+                  spellCheck={false}
+                  placeholder="0, 0, 800, 600"
+                  value={options.clip}
+                  onChange={(e) => set('clip', e.target.value)}
+                  aria-describedby={ids.clipHint}
+                />
+                <p id={ids.clipHint} className="field-hint">
+                  Left, top, width and height in CSS pixels of the page; not with a full-page
+                  capture.
+                </p>
+              </div>
               <div className="field field-narrow">
                 <label htmlFor={ids.cacheTtl}>Cache TTL (seconds)</label>
                 <input
