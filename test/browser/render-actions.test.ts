@@ -54,6 +54,7 @@ describe('page actions', () => {
          <div id="target" style="height:600px;background:rgb(128,0,128)"></div>
          <div style="height:2000px;background:rgb(255,255,255)"></div>`,
       ),
+      '/purple': page('<p>purple</p>', '<style>body{background:rgb(128,0,128)}</style>'),
       '/missing': (_req, res) => {
         res.writeHead(404, { 'content-type': 'text/html' }).end(page('<p>gone</p>'));
       },
@@ -104,6 +105,14 @@ describe('page actions', () => {
     await pixels({ url: `${site.origin}/csp`, scripts: '1', styles: 'p{color:red}' });
     // The page's inline script stays blocked: its background is not red.
     assertColor(await pixels({ url: `${site.origin}/csp` }), 390, 290, WHITE, 'csp again');
+  });
+
+  it('scripts: a script that navigates the page captures where it went', async () => {
+    const image = await pixels({
+      url: `${site.origin}/plain`,
+      scripts: 'location.href = "/purple"; new Promise(() => {})',
+    });
+    assertColor(image, 390, 290, PURPLE, 'the page navigated to');
   });
 
   it('scripts: an error it throws is a 400 naming it', async () => {

@@ -151,12 +151,18 @@ export const OPTION_STEPS = {
           // As a classic script: a promise it ends with is awaited.
           await p.step(p.page.evaluate(o.scripts));
         } catch (err) {
-          // The deadline, an abort, a lost page: not the script's own error.
-          if (isAppError(err) || err instanceof ProtocolError || !(err instanceof Error)) throw err;
-          throw new AppError(
-            'invalid_request',
-            `scripts threw an error: ${(err.message.split('\n')[0] ?? '').slice(0, 300)}`,
-          );
+          // The script navigated the page (location.href = ...): its document is gone, the
+          // next one loads below. The deadline, an abort, a lost page: not the script's error.
+          if (err instanceof Error && !isAppError(err) && NAVIGATED.test(err.message)) {
+            // fall through to the settle
+          } else if (isAppError(err) || err instanceof ProtocolError || !(err instanceof Error)) {
+            throw err;
+          } else {
+            throw new AppError(
+              'invalid_request',
+              `scripts threw an error: ${(err.message.split('\n')[0] ?? '').slice(0, 300)}`,
+            );
+          }
         }
         // What the script started (requests, images) settles before the capture.
         await p.networkQuiet();
@@ -201,6 +207,9 @@ export const OPTION_STEPS = {
   cache_ttl: {}, // the cache's business: the page never sees it
   clip: { readBy: ['frame'] },
 } satisfies Record<CaptureOptionName, OptionStep>;
+
+/** What puppeteer says when the document a script ran in was replaced by a navigation. */
+const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id/;
 
 /** The table as a list, in its order. */
 export const optionSteps: readonly OptionStep[] = Object.values(OPTION_STEPS);
