@@ -32,7 +32,9 @@ import { createEgress } from '../src/adapters/browser/egress/guard.ts';
 import { encoderSettings } from '../src/adapters/browser/encoding.ts';
 import { findChromium } from '../src/adapters/browser/find-chromium.ts';
 import { processesMentioning, type TreeUsage, treeUsage } from '../src/adapters/browser/proc.ts';
+import { resolveCaptureOptions } from '../src/domain/captures/capture-options.ts';
 import type { ImageFormat, Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
+import { DEFAULT_PLANS } from '../src/domain/plans.ts';
 import { createKey, signUp, startApp, type TestApp } from '../test/helpers/app.ts';
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
@@ -221,34 +223,15 @@ function ratio(a: Run[], b: Run[]): number {
   return round(median(perRound));
 }
 
+/** Every option at its default (the option table's, on the Pro plan), the bench's viewport. */
+const DEFAULTS: RenderOptions = resolveCaptureOptions(
+  { url: 'https://example.com/' },
+  new URL('https://example.com/'),
+  DEFAULT_PLANS.pro,
+).render;
+
 function renderOptions(url: string): RenderOptions {
-  return {
-    url,
-    format: 'png',
-    quality: 80,
-    ...VIEWPORT,
-    fullPage: false,
-    deviceScaleFactor: 1,
-    waitUntil: 'load',
-    delay: 0,
-    waitForSelector: null,
-    selector: null,
-    darkMode: false,
-    reducedMotion: false,
-    hideSelectors: [],
-    maxWidth: 3840,
-    omitBackground: false,
-    userAgent: null,
-    locale: null,
-    timezone: null,
-    mediaType: 'screen',
-    styles: null,
-    scripts: null,
-    click: null,
-    scrollIntoView: null,
-    failOnHttpError: false,
-    clip: null,
-  };
+  return { ...DEFAULTS, url, ...VIEWPORT, format: 'png', quality: 80, maxWidth: 3840 };
 }
 
 const rendererCapture =

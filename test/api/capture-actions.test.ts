@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey, postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 describe('capture API: page actions and fail_on_http_error', () => {
@@ -33,13 +33,8 @@ describe('capture API: page actions and fail_on_http_error', () => {
     await site?.close();
   });
 
-  const account = async () => (await createKey(t, (await signUp(t)).cookie)).key;
-  const capture = (key: string, body: Record<string, unknown>) =>
-    fetch(`${t.url}/v1/screenshots`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({ width: 320, height: 200, ...body }),
-    });
+  const account = () => newApiKey(t);
+  const capture = (key: string, body: Record<string, unknown>) => postCapture(t, key, body);
   const used = async (key: string) =>
     (
       (await (await fetch(`${t.url}/v1/usage`, { headers: { 'x-api-key': key } })).json()) as {

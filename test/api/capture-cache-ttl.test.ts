@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey, postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 
 describe('capture API: cache_ttl', () => {
@@ -19,7 +19,7 @@ describe('capture API: cache_ttl', () => {
       env: { EGRESS_ALLOWLIST: site.hostPort },
       plans: { free: { rate_per_minute: 1000 } },
     });
-    key = (await createKey(t, (await signUp(t)).cookie)).key;
+    key = await newApiKey(t);
   });
   after(async () => {
     await t?.close();
@@ -28,11 +28,7 @@ describe('capture API: cache_ttl', () => {
 
   let n = 0;
   const capture = async (body: Record<string, unknown>) => {
-    const res = await fetch(`${t.url}/v1/screenshots`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({ width: 320, height: 200, ...body }),
-    });
+    const res = await postCapture(t, key, body);
     const text = await res.text();
     return { status: res.status, body: JSON.parse(text) as { cached?: boolean; error?: string } };
   };

@@ -1,7 +1,7 @@
 /** `clip` through the HTTP surface: its image size and the 400s naming what is wrong. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey, postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 describe('capture API: clip', () => {
@@ -16,7 +16,7 @@ describe('capture API: clip', () => {
       env: { EGRESS_ALLOWLIST: site.hostPort },
       plans: { free: { rate_per_minute: 1000 } },
     });
-    key = (await createKey(t, (await signUp(t)).cookie)).key;
+    key = await newApiKey(t);
   });
   after(async () => {
     await t?.close();
@@ -24,11 +24,7 @@ describe('capture API: clip', () => {
   });
 
   const capture = (body: Record<string, unknown>) =>
-    fetch(`${t.url}/v1/screenshots`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({ url: `${site.origin}/`, width: 400, height: 300, ...body }),
-    });
+    postCapture(t, key, { url: `${site.origin}/`, width: 400, height: 300, ...body });
 
   it('answers with the region as the image', async () => {
     const res = await capture({ clip: { x: 10, y: 500, width: 123, height: 45 } });

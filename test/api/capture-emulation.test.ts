@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey, postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 describe('capture API: request context and emulation', () => {
@@ -35,13 +35,8 @@ describe('capture API: request context and emulation', () => {
     await site?.close();
   });
 
-  const account = async () => (await createKey(t, (await signUp(t)).cookie)).key;
-  const capture = (key: string, body: Record<string, unknown>) =>
-    fetch(`${t.url}/v1/screenshots`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': key },
-      body: JSON.stringify({ width: 320, height: 200, ...body }),
-    });
+  const account = () => newApiKey(t);
+  const capture = (key: string, body: Record<string, unknown>) => postCapture(t, key, body);
 
   it("sends an account's user agent and locale to its own captures only", async () => {
     const [a, b] = await Promise.all([account(), account()]);

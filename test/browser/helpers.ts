@@ -14,8 +14,10 @@ import type {
 import { createChromiumRenderer } from '../../src/adapters/browser/chromium-renderer.ts';
 import { findChromium, launchableBinary } from '../../src/adapters/browser/find-chromium.ts';
 import { processesMentioning } from '../../src/adapters/browser/proc.ts';
+import { resolveCaptureOptions } from '../../src/domain/captures/capture-options.ts';
 import type { Renderer, RenderOptions } from '../../src/domain/captures/renderer.ts';
 import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
+import { DEFAULT_PLANS } from '../../src/domain/plans.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 
 export interface TestRenderer {
@@ -35,35 +37,16 @@ const consoleLogger = {
   error: (obj: object, msg: string) => console.log('error', msg, JSON.stringify(obj)),
 };
 
+/** Every option at its default, as the option table resolves it on the Pro plan. */
+const DEFAULTS: RenderOptions = resolveCaptureOptions(
+  { url: 'https://example.com/' },
+  new URL('https://example.com/'),
+  DEFAULT_PLANS.pro,
+).render;
+
+/** The defaults, a 400x300 viewport, then `options`. */
 export function renderOptions(options: Partial<RenderOptions> & { url: string }): RenderOptions {
-  return {
-    format: 'png',
-    quality: 80,
-    width: 400,
-    height: 300,
-    fullPage: false,
-    deviceScaleFactor: 1,
-    waitUntil: 'load',
-    delay: 0,
-    waitForSelector: null,
-    selector: null,
-    darkMode: false,
-    reducedMotion: false,
-    hideSelectors: [],
-    maxWidth: 3840,
-    omitBackground: false,
-    userAgent: null,
-    locale: null,
-    timezone: null,
-    mediaType: 'screen',
-    styles: null,
-    scripts: null,
-    click: null,
-    scrollIntoView: null,
-    failOnHttpError: false,
-    clip: null,
-    ...options,
-  };
+  return { ...DEFAULTS, width: 400, height: 300, ...options };
 }
 
 export async function startRenderer(

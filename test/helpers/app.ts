@@ -189,3 +189,21 @@ export async function createKey(
   if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${await res.text()}`);
   return (await res.json()) as { key: string; id: number };
 }
+
+/** A new account's API key: signed up and a key created, through the API. */
+export async function newApiKey(t: TestApp): Promise<string> {
+  return (await createKey(t, (await signUp(t)).cookie)).key;
+}
+
+/** POST /v1/screenshots with `key`; `body` on top of a small 320x200 viewport. */
+export function postCapture(
+  t: TestApp,
+  key: string,
+  body: Record<string, unknown>,
+): Promise<Response> {
+  return fetch(`${t.url}/v1/screenshots`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ width: 320, height: 200, ...body }),
+  });
+}

@@ -597,8 +597,9 @@ export class CapturePage {
   /**
    * A viewport capture's wait for fonts and in-view images, started as soon as the page has
    * loaded so that it overlaps the network settle wait instead of following it. It only
-   * counts when nothing happened on the network after it started and no other wait ran
-   * (wait_for_selector, delay): #frameViewport waits again otherwise. null: no early wait.
+   * counts when nothing happened on the network after it started, and it is not started when
+   * another after-load step will run (a wait, a delay, a page action): #frameViewport waits
+   * then. null: no early wait.
    */
   #earlyPaintReady(o: RenderOptions, run: CaptureRun): EarlyPaintReady | null {
     if (!settles(o) || o.fullPage || o.selector !== null || o.clip !== null) return null;
