@@ -5,15 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
+import { newApiKey, postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { type FixtureSite, page } from '../helpers/fixtures.ts';
 
 describe('capture API: page actions and fail_on_http_error', () => {
   let t: TestApp;
   let site: FixtureSite;
 
   before(async () => {
-    site = await startSite({
+    ({ t, site } = await startCaptureSite({
       '/ok': page('<p>ok</p>'),
       '/gone': (_req, res) => {
         res.writeHead(410, { 'content-type': 'text/html' }).end(page('<p>gone</p>'));
@@ -21,12 +21,7 @@ describe('capture API: page actions and fail_on_http_error', () => {
       '/broken': (_req, res) => {
         res.writeHead(503, { 'content-type': 'text/html' }).end(page('<p>down</p>'));
       },
-    });
-    t = await startApp({
-      db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: site.hostPort },
-      plans: { free: { rate_per_minute: 1000 } },
-    });
+    }));
   });
   after(async () => {
     await t?.close();

@@ -4,8 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
+import { newApiKey, postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { type FixtureSite, page, sleep } from '../helpers/fixtures.ts';
 
 describe('capture API: cache_ttl', () => {
   let t: TestApp;
@@ -13,12 +13,7 @@ describe('capture API: cache_ttl', () => {
   let key: string;
 
   before(async () => {
-    site = await startSite({ '/': page('<p>ttl</p>') });
-    t = await startApp({
-      db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: site.hostPort },
-      plans: { free: { rate_per_minute: 1000 } },
-    });
+    ({ t, site } = await startCaptureSite({ '/': page('<p>ttl</p>') }));
     key = await newApiKey(t);
   });
   after(async () => {

@@ -1,8 +1,8 @@
 /** `clip` through the HTTP surface: its image size and the 400s naming what is wrong. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
+import { newApiKey, postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { type FixtureSite, page } from '../helpers/fixtures.ts';
 
 describe('capture API: clip', () => {
   let t: TestApp;
@@ -10,12 +10,7 @@ describe('capture API: clip', () => {
   let key: string;
 
   before(async () => {
-    site = await startSite({ '/': page('<div style="height:2000px">clip</div>') });
-    t = await startApp({
-      db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: site.hostPort },
-      plans: { free: { rate_per_minute: 1000 } },
-    });
+    ({ t, site } = await startCaptureSite({ '/': page('<div style="height:2000px">clip</div>') }));
     key = await newApiKey(t);
   });
   after(async () => {

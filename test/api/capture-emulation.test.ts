@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
+import { newApiKey, postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { type FixtureSite, page } from '../helpers/fixtures.ts';
 
 describe('capture API: request context and emulation', () => {
   let t: TestApp;
@@ -17,18 +17,13 @@ describe('capture API: request context and emulation', () => {
   let n = 0;
 
   before(async () => {
-    site = await startSite({
+    ({ t, site } = await startCaptureSite({
       '/ua': (req, res) => {
         const id = new URL(req.url ?? '/', 'http://fixture').searchParams.get('id') ?? '';
         received.set(id, req.headers);
         res.writeHead(200, { 'content-type': 'text/html' }).end(page('<p>context</p>'));
       },
-    });
-    t = await startApp({
-      db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: site.hostPort },
-      plans: { free: { rate_per_minute: 1000 } },
-    });
+    }));
   });
   after(async () => {
     await t?.close();

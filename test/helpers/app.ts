@@ -11,6 +11,7 @@ import { type AppDeps, type BuildDepsOptions, buildDeps } from '../../src/deps.t
 import type { App } from '../../src/http/types.ts';
 import type { Clock } from '../../src/lib/time.ts';
 import { longDataDir, removeDataDir } from './data-dir.ts';
+import { type FixtureSite, startSite } from './fixtures.ts';
 import { serviceSkip, TEST_DATABASE_URL } from './services.ts';
 
 export type DbKind = 'sqlite' | 'postgres';
@@ -206,4 +207,23 @@ export function postCapture(
     headers: { 'content-type': 'application/json', 'x-api-key': key },
     body: JSON.stringify({ width: 320, height: 200, ...body }),
   });
+}
+
+/**
+ * A fixture site with `routes` and a SQLite app allowed to capture it (Free at 1,000 captures
+ * a minute, so the rate limit stays out of the way).
+ */
+export async function startCaptureSite(
+  routes: Parameters<typeof startSite>[0],
+): Promise<{ t: TestApp; site: FixtureSite }> {
+  const site = await startSite(routes);
+  const t = await startApp({
+    db: 'sqlite',
+    env: { EGRESS_ALLOWLIST: site.hostPort },
+    plans: { free: { rate_per_minute: 1000 } },
+  }).catch(async (err: unknown) => {
+    await site.close();
+    throw err;
+  });
+  return { t, site };
 }
