@@ -76,6 +76,24 @@ export const BOUNDS = {
     maxTimezoneLength: 64,
     /** `styles` and `scripts`, each, in characters (the body limit of 64 KiB still holds). */
     maxInjectedLength: 32_768,
+    /** Entries of `block_requests`. */
+    maxBlockPatterns: 50,
+    /** Each `block_requests` pattern, in characters. */
+    maxBlockPatternLength: 1_024,
+    /** Entries of `headers`. */
+    maxHeaders: 20,
+    /** Each `headers` name, in characters. */
+    maxHeaderNameLength: 256,
+    /** Each `headers` value, in characters. */
+    maxHeaderValueLength: 1_024,
+    /** Entries of `cookies`. */
+    maxCookies: 50,
+    /** A cookie's name and value together, in characters (browsers' own bound). */
+    maxCookieLength: 4_096,
+    /** A cookie's `domain` and `path`, each, in characters. */
+    maxCookieScopeLength: 1_024,
+    /** `http_auth` username and password, each, in characters. */
+    maxCredentialLength: 256,
   },
 
   /** Listing screenshots (`GET /v1/screenshots`, the dashboard's history). */

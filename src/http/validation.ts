@@ -71,6 +71,8 @@ export function describeValidationError(error: ErrorObject, part: string): strin
       return `${field} must be at most ${String(p.limit)} characters`;
     case 'maxItems':
       return `${field} must have at most ${String(p.limit)} items`;
+    case 'maxProperties':
+      return `${field} must have at most ${String(p.limit)} entries`;
     case 'pattern':
       return `${field} has an invalid format`;
     case 'format':

@@ -144,6 +144,33 @@ describe('dashboard (browser)', () => {
     await page.getByLabel('Click (selector)').fill('');
     await page.getByLabel('Fail when the page answers 4xx or 5xx').uncheck();
     await page.getByLabel('Clip region (x, y, w, h)').fill('');
+    await page.getByText('Requests', { exact: true }).click();
+    await page.getByLabel('Block URLs (one pattern per line)').fill('*.gif*\n*/ads/*');
+    await page.getByLabel('font', { exact: true }).check();
+    await page.getByLabel('Headers (Name: value per line)').fill('X-Preview: 1');
+    await page.getByLabel('Cookies (name=value per line)').fill('sid=abc');
+    await page.getByLabel('HTTP auth user').fill('ann');
+    await page.getByLabel('HTTP auth password').fill('pw');
+    const withRequests = await page.getByLabel('The request as a curl command').innerText();
+    assert.deepEqual(
+      JSON.parse(
+        withRequests.slice(withRequests.indexOf("-d '") + 4, withRequests.lastIndexOf("'")),
+      ),
+      {
+        ...body,
+        block_requests: ['*.gif*', '*/ads/*'],
+        block_resources: ['font'],
+        headers: { 'X-Preview': '1' },
+        cookies: [{ name: 'sid', value: 'abc' }],
+        http_auth: { username: 'ann', password: 'pw' },
+      },
+    );
+    await page.getByLabel('Block URLs (one pattern per line)').fill('');
+    await page.getByLabel('font', { exact: true }).uncheck();
+    await page.getByLabel('Headers (Name: value per line)').fill('');
+    await page.getByLabel('Cookies (name=value per line)').fill('');
+    await page.getByLabel('HTTP auth user').fill('');
+    await page.getByLabel('HTTP auth password').fill('');
     assert.ok(!curl.includes(apiKey), 'the full key is not displayed');
     await page.getByRole('button', { name: 'Copy command' }).click();
     const copied = await page.evaluate(() => navigator.clipboard.readText());

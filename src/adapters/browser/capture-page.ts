@@ -32,6 +32,7 @@ import { navigationError, netErrorCode } from './net-errors.ts';
 import { OPTION_STEPS, optionSteps, type StepPage, settles } from './option-steps.ts';
 import {
   blockServiceWorkers,
+  blockWebSockets,
   elementBox,
   firstInvalidSelector,
   freezeAndHide,
@@ -39,6 +40,7 @@ import {
   scrollToBox,
   waitForPaintReady,
 } from './page-scripts.ts';
+import { type RequestRules, requestRulesFor, socketBlockPatterns } from './request-rules.ts';
 import type { RendererLogger } from './types.ts';
 
 /**
@@ -206,6 +208,12 @@ export class CapturePage {
   /** Set when clearing cannot be trusted to cover everything: replace the context instead. */
   #needsFreshContext: string | null = null;
   #run: CaptureRun | null = null;
+  /** The request filter of the last capture that had one (see #requestRules). */
+  #rules: RequestRules | null = null;
+  /** Whether Chromium pauses the page's requests for #rules (only while a capture needs it). */
+  #intercepting = false;
+  /** The page's WebSocket guard (blockWebSockets) while a capture has one. */
+  #socketGuard: { identifier: string } | null = null;
   readonly #watched = new WeakSet<CDPSession>();
   #broken: string | null = null;
   #disposed: Promise<boolean> | null = null;
@@ -334,6 +342,7 @@ export class CapturePage {
 
   #onRequest(request: HTTPRequest): void {
     this.#noteOrigin(request.url());
+    this.#filterRequest(request);
     const run = this.#run;
     if (!run || isBrowserFavicon(request)) return;
     run.inflight.add(request);
@@ -343,6 +352,32 @@ export class CapturePage {
       this.#watchRedirects(request.client);
       this.#checkMainDocument(run, request);
     }
+  }
+
+  /**
+   * A paused request (only while a capture's options need the filter): blocked, or let go
+   * with the headers meant for the target. Every paused request is answered, whatever else
+   * happens, or the page would wait for it forever.
+   */
+  #filterRequest(request: HTTPRequest): void {
+    if (request.interceptResolutionState().action !== 'none') return;
+    const verdict = this.#rules?.decide({
+      url: request.url(),
+      resourceType: request.resourceType(),
+      mainDocument: this.#isMainDocument(request),
+      sourceUrl: request.frame()?.url() ?? '',
+    }) ?? { block: false, headers: null };
+    let answer: Promise<void>;
+    if (verdict.block) {
+      answer = request.abort('blockedbyclient');
+    } else if (verdict.headers === null) {
+      answer = request.continue();
+    } else {
+      const names = new Set(Object.keys(verdict.headers).map((n) => n.toLowerCase()));
+      const kept = Object.entries(request.headers()).filter(([n]) => !names.has(n.toLowerCase()));
+      answer = request.continue({ headers: { ...Object.fromEntries(kept), ...verdict.headers } });
+    }
+    answer.catch(noop); // the page or the request is gone
   }
 
   /**
@@ -523,8 +558,44 @@ export class CapturePage {
           features: optionSteps.flatMap((s) => s.mediaFeatures?.(o) ?? []),
         }),
         ...optionSteps.map((s) => s.emulate?.(this.#cdp, o)),
+        this.#requestRules(o),
       ]),
     );
+  }
+
+  /**
+   * The capture's request filter. Interception is turned on only for captures whose options
+   * need it, and off again for the next one that does not (a paused request costs a round
+   * trip to this process).
+   */
+  async #requestRules(o: RenderOptions): Promise<void> {
+    this.#rules = requestRulesFor(o);
+    const wanted = this.#rules !== null;
+    const sockets = socketBlockPatterns(o);
+    await Promise.all([
+      wanted !== this.#intercepting &&
+        Promise.all([
+          // With interception on, puppeteer answers an authentication challenge with
+          // "Default", which headless Chromium never completes: the challenged request, and
+          // the capture, would wait until the deadline. With (empty) credentials set it
+          // answers with those once, then cancels, and the request ends as it does without
+          // interception. The target's own credentials (http_auth) go as a header instead.
+          this.#page.authenticate(wanted ? { username: '', password: '' } : null),
+          this.#page.setRequestInterception(wanted),
+        ]).then(() => {
+          this.#intercepting = wanted;
+        }),
+      this.#guardSockets(sockets),
+    ]);
+  }
+
+  async #guardSockets(patterns: string[]): Promise<void> {
+    const old = this.#socketGuard;
+    this.#socketGuard = null;
+    if (old) await this.#page.removeScriptToEvaluateOnNewDocument(old.identifier);
+    if (patterns.length > 0) {
+      this.#socketGuard = await this.#page.evaluateOnNewDocument(blockWebSockets, patterns);
+    }
   }
 
   #viewport(o: RenderOptions): Promise<unknown> {

@@ -27,7 +27,7 @@ export interface StepPage {
 }
 
 /** CapturePage's fixed steps, by method name. */
-type FixedStep = 'viewport' | 'load' | 'prepareCapture' | 'frame' | 'screenshot';
+type FixedStep = 'viewport' | 'requests' | 'load' | 'prepareCapture' | 'frame' | 'screenshot';
 
 export interface OptionStep {
   /** CSS selectors it will use: all are checked before the page loads (400, first bad one). */
@@ -206,7 +206,43 @@ export const OPTION_STEPS = {
   fail_on_http_error: { readBy: ['load'] },
   cache_ttl: {}, // the cache's business: the page never sees it
   clip: { readBy: ['frame'] },
+  // The request filter (request-rules.ts) reads these: requests blocked, headers and
+  // credentials added to the target's own.
+  block_requests: { readBy: ['requests'] },
+  block_resources: { readBy: ['requests'] },
+  headers: { readBy: ['requests'] },
+  cookies: { emulate: (cdp, o) => setCookies(cdp, o) },
+  http_auth: { readBy: ['requests'] },
 } satisfies Record<CaptureOptionName, OptionStep>;
+
+/**
+ * The capture's cookies, in the context's jar before the page loads (the jar is emptied
+ * after every capture). One command each, so a refusal names its cookie.
+ */
+async function setCookies(cdp: CDPSession, o: RenderOptions): Promise<void> {
+  await Promise.all(
+    o.cookies.map(async (c, i) => {
+      try {
+        await cdp.send('Network.setCookie', {
+          name: c.name,
+          value: c.value,
+          url: o.url,
+          ...(c.domain === null ? {} : { domain: `.${c.domain}` }),
+          path: c.path,
+          secure: c.secure,
+          httpOnly: c.httpOnly,
+          ...(c.sameSite === null ? {} : { sameSite: c.sameSite }),
+        });
+      } catch (err) {
+        if (!(err instanceof ProtocolError)) throw err;
+        throw new AppError(
+          'invalid_request',
+          `cookies[${i}] was refused by the browser (${err.message.slice(0, 200)})`,
+        );
+      }
+    }),
+  );
+}
 
 /** What puppeteer says when the document a script ran in was replaced by a navigation. */
 const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id/;

@@ -23,6 +23,49 @@ export function blockServiceWorkers(): void {
 }
 
 /**
+ * Refuses WebSockets to URLs matching `patterns` (`*` globs over the whole URL, as
+ * `block_requests`; `['*']` for `block_resources: ["websocket"]`): Chromium's request
+ * interception and blocklist never see a WebSocket handshake, so the constructor is guarded
+ * in every document instead, throwing the SecurityError of a refused connection. Self-
+ * contained: it runs in the page, before the page's own scripts.
+ */
+export function blockWebSockets(patterns: string[]): void {
+  const Native = globalThis.WebSocket;
+  if (!Native) return;
+  const matches = (pattern: string, input: string): boolean => {
+    const parts = pattern.toLowerCase().split('*');
+    const text = input.toLowerCase();
+    const first = parts[0] ?? '';
+    if (parts.length === 1) return text === first;
+    const last = parts[parts.length - 1] ?? '';
+    if (!text.startsWith(first) || text.length < first.length + last.length) return false;
+    let at = first.length;
+    const end = text.length - last.length;
+    for (const part of parts.slice(1, -1)) {
+      if (part === '') continue;
+      const found = text.indexOf(part, at);
+      if (found === -1 || found + part.length > end) return false;
+      at = found + part.length;
+    }
+    return text.endsWith(last);
+  };
+  const Guarded = new Proxy(Native, {
+    construct(target, args, newTarget) {
+      const url = new URL(String(args[0]), location.href).href;
+      if (patterns.some((p) => matches(p, url))) {
+        throw new DOMException(`WebSocket to ${url} blocked by the capture`, 'SecurityError');
+      }
+      return Reflect.construct(target, args, newTarget);
+    },
+  });
+  Object.defineProperty(globalThis, 'WebSocket', {
+    value: Guarded,
+    writable: false,
+    configurable: false,
+  });
+}
+
+/**
  * Null when every selector parses; else the first one that does not. Runs on the blank page
  * before navigation, so a bad selector costs no network.
  */

@@ -54,6 +54,11 @@ test('a bare request resolves every render option to its default', () => {
       scrollIntoView: null,
       failOnHttpError: false,
       clip: null,
+      blockRequests: [],
+      blockResources: [],
+      headers: [],
+      cookies: [],
+      httpAuth: null,
     },
   });
 });
@@ -125,6 +130,11 @@ test('the cache key covers the owner and every option that changes the image', (
     { scroll_into_view: '#a' },
     { fail_on_http_error: true },
     { clip: { x: 0, y: 0, width: 10, height: 10 } },
+    { block_requests: ['*.png'] },
+    { block_resources: ['image'] },
+    { headers: { 'X-A': '1' } },
+    { cookies: [{ name: 'a', value: '1' }] },
+    { http_auth: { username: 'u', password: 'p' } },
   ];
   const keys = new Set([key, ...changes.map((c) => cacheKeyFor('user:1:pro', resolve(c).render))]);
   assert.equal(keys.size, changes.length + 1);
@@ -228,4 +238,49 @@ test('clip: not with full_page or selector', () => {
   assert.equal(refusal({ clip, full_page: true }, DEFAULT_PLANS.pro), message);
   assert.equal(refusal({ clip, selector: '#a' }, DEFAULT_PLANS.pro), message);
   assert.deepEqual(resolve({ clip }).render.clip, clip);
+});
+
+test('request options: normalised, so equal requests share a cache entry', () => {
+  const key = (input: Omit<CaptureInput, 'url'>) => cacheKeyFor('u', resolve(input).render);
+  assert.equal(
+    key({ block_resources: ['script', 'image', 'image'] }),
+    key({ block_resources: ['image', 'script'] }),
+  );
+  assert.equal(
+    key({ block_requests: ['*b*', '*a*', '*a*'] }),
+    key({ block_requests: ['*a*', '*b*'] }),
+  );
+  assert.equal(
+    key({ headers: { 'X-B': '2', 'X-A': '1' } }),
+    key({ headers: { 'x-a': '1', 'X-B': '2' } }),
+  );
+  assert.equal(key({ block_resources: [] }), key({}));
+  assert.equal(key({ headers: {} }), key({}));
+});
+
+test('cookies: scoped to the target host or a parent domain of it', () => {
+  const sub = new URL('https://www.shop.example.com/');
+  const cookies = (domain: string) =>
+    resolveCaptureOptions(
+      {
+        url: sub.href,
+        cookies: [{ name: 'a', value: '1', domain, secure: true, same_site: 'none' }],
+      },
+      sub,
+      DEFAULT_PLANS.pro,
+    ).render.cookies[0];
+  assert.deepEqual(cookies('shop.example.com'), {
+    name: 'a',
+    value: '1',
+    domain: 'shop.example.com',
+    path: '/',
+    secure: true,
+    httpOnly: false,
+    sameSite: 'None',
+  });
+  assert.equal(cookies('.EXAMPLE.com')?.domain, 'example.com');
+  assert.equal(cookies('www.shop.example.com')?.domain, null, 'the host itself: host-only');
+  for (const bad of ['com', 'hop.example.com', 'other.com', 'www.shop.example.com.evil']) {
+    assert.throws(() => cookies(bad), /must be the target's host/, bad);
+  }
 });

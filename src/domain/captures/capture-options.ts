@@ -1,9 +1,12 @@
 import { type Static, type TOptional, Type } from 'typebox';
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { Plan } from '../plans.ts';
+import { blockRequests } from './options/block-requests.ts';
+import { blockResources } from './options/block-resources.ts';
 import { cacheTtl } from './options/cache-ttl.ts';
 import { click } from './options/click.ts';
 import { clip } from './options/clip.ts';
+import { cookies } from './options/cookies.ts';
 import { darkMode } from './options/dark-mode.ts';
 import type { CaptureOption, KeyedOptions, ResolvedCapture } from './options/define.ts';
 import { delay } from './options/delay.ts';
@@ -12,8 +15,10 @@ import { failOnHttpError } from './options/fail-on-http-error.ts';
 import { format } from './options/format.ts';
 import { fresh } from './options/fresh.ts';
 import { fullPage } from './options/full-page.ts';
+import { headers } from './options/headers.ts';
 import { height } from './options/height.ts';
 import { hideSelectors } from './options/hide-selectors.ts';
+import { httpAuth } from './options/http-auth.ts';
 import { locale } from './options/locale.ts';
 import { mediaType } from './options/media-type.ts';
 import { omitBackground } from './options/omit-background.ts';
@@ -75,6 +80,11 @@ export const CAPTURE_OPTIONS = [
   failOnHttpError,
   cacheTtl,
   clip,
+  blockRequests,
+  blockResources,
+  headers,
+  cookies,
+  httpAuth,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

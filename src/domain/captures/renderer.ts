@@ -52,6 +52,51 @@ export interface RenderOptions {
   failOnHttpError: boolean;
   /** A region of the page (CSS px of the document) captured alone; null: none. */
   clip: ClipRect | null;
+  /** URL patterns (`*`: any characters; matched against the whole URL) not requested. */
+  blockRequests: string[];
+  /** Kinds of request not made; sorted, no repeats. */
+  blockResources: ResourceKind[];
+  /** Extra request headers, sent to the target's own origin only; in request order. */
+  headers: RequestHeader[];
+  /** Cookies set for the target before it loads. */
+  cookies: CookieSpec[];
+  /** Basic credentials, sent to the target's own origin only; null: none. */
+  httpAuth: HttpCredentials | null;
+}
+
+/** `block_resources` values: what kind of request a page makes. */
+export const RESOURCE_KINDS = [
+  'image',
+  'media',
+  'font',
+  'stylesheet',
+  'script',
+  'xhr',
+  'fetch',
+  'websocket',
+  'other',
+] as const;
+export type ResourceKind = (typeof RESOURCE_KINDS)[number];
+
+export interface RequestHeader {
+  name: string;
+  value: string;
+}
+
+export interface CookieSpec {
+  name: string;
+  value: string;
+  /** A parent domain of the target's host (the cookie then reaches its subdomains too); null: the target's host only. */
+  domain: string | null;
+  path: string;
+  secure: boolean;
+  httpOnly: boolean;
+  sameSite: 'Strict' | 'Lax' | 'None' | null;
+}
+
+export interface HttpCredentials {
+  username: string;
+  password: string;
 }
 
 export interface ClipRect {

@@ -1185,6 +1185,31 @@ export interface paths {
                             /** @description CSS px. */
                             height: number;
                         };
+                        /** @description URL patterns whose requests the page does not make. `*` stands for any characters; a pattern matches the whole URL, query included: `*.png*`, `*://ads.example.com/*`, `*\/analytics.js*`. The page itself (the `url`) is always loaded. */
+                        block_requests?: string[];
+                        /** @description Kinds of request the page does not make. `other` is every kind not named here (beacons, manifests, prefetches, event streams, text tracks), never the page itself. */
+                        block_resources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
+                        /** @description Extra request headers, `{"Name": "value"}`, sent with the requests to the target's own origin only (the page itself and its same-origin resources; never to other origins). Host, Cookie, Content-Length, Proxy-* and hop-by-hop headers are refused. */
+                        headers?: {
+                            [key: string]: string;
+                        };
+                        /** @description Cookies the browser holds for the target before it loads, scoped to the target's host (or to `domain`, a parent of it). `same_site: "None"` needs `secure: true`, and `secure` an https target. */
+                        cookies?: {
+                            name: string;
+                            value: string;
+                            /** @description A parent domain of the target's host (the cookie then reaches its subdomains too). Default: the target's host only. */
+                            domain?: string;
+                            path?: string;
+                            secure?: boolean;
+                            http_only?: boolean;
+                            /** @enum {string} */
+                            same_site?: "Strict" | "Lax" | "None" | "strict" | "lax" | "none";
+                        }[];
+                        /** @description HTTP Basic credentials, sent with the requests to the target's own origin only (never to other origins, nor after a redirect to one). Not with an Authorization header in `headers`. */
+                        http_auth?: {
+                            username: string;
+                            password: string;
+                        };
                     };
                 };
             };

@@ -30,6 +30,52 @@ interface Options {
   cacheTtl: number;
   /** "x, y, width, height" in CSS px; anything else leaves clip out. */
   clip: string;
+  /** One URL pattern per line. */
+  blockRequests: string;
+  blockResources: string[];
+  /** One "Name: value" per line. */
+  headers: string;
+  /** One "name=value" per line. */
+  cookies: string;
+  authUser: string;
+  authPassword: string;
+}
+
+/** The request kinds `block_resources` names, in the API's order. */
+const RESOURCE_KINDS = [
+  'image',
+  'media',
+  'font',
+  'stylesheet',
+  'script',
+  'xhr',
+  'fetch',
+  'websocket',
+  'other',
+] as const;
+
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+/** "Name: value" lines as the API's headers object (lines without a colon are left out). */
+export function parseHeaders(text: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const line of lines(text)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/** "name=value" lines as the API's cookies (lines without "=" are left out). */
+export function parseCookies(text: string): { name: string; value: string }[] {
+  return lines(text).flatMap((line) => {
+    const eq = line.indexOf('=');
+    return eq > 0 ? [{ name: line.slice(0, eq).trim(), value: line.slice(eq + 1).trim() }] : [];
+  });
 }
 
 /** "x, y, width, height" as the API's clip, or null. */
@@ -66,6 +112,15 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.failOnHttpError ? { fail_on_http_error: true } : {}),
     ...(o.cacheTtl !== 900 ? { cache_ttl: o.cacheTtl } : {}),
     ...(!o.fullPage && parseClip(o.clip) ? { clip: parseClip(o.clip) } : {}),
+    ...(lines(o.blockRequests).length > 0 ? { block_requests: lines(o.blockRequests) } : {}),
+    ...(o.blockResources.length > 0 ? { block_resources: o.blockResources } : {}),
+    ...(Object.keys(parseHeaders(o.headers)).length > 0
+      ? { headers: parseHeaders(o.headers) }
+      : {}),
+    ...(parseCookies(o.cookies).length > 0 ? { cookies: parseCookies(o.cookies) } : {}),
+    ...(o.authUser.trim()
+      ? { http_auth: { username: o.authUser.trim(), password: o.authPassword } }
+      : {}),
   };
 }
 
@@ -107,6 +162,12 @@ export function PlaygroundPage() {
     failOnHttpError: false,
     cacheTtl: 900,
     clip: '',
+    blockRequests: '',
+    blockResources: [],
+    headers: '',
+    cookies: '',
+    authUser: '',
+    authPassword: '',
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -130,6 +191,11 @@ export function PlaygroundPage() {
     cacheTtl: useId(),
     clip: useId(),
     clipHint: useId(),
+    blockRequests: useId(),
+    headers: useId(),
+    cookies: useId(),
+    authUser: useId(),
+    authPassword: useId(),
   };
 
   const set = <K extends keyof Options>(name: K, value: Options[K]) =>
@@ -456,6 +522,93 @@ export function PlaygroundPage() {
                     )
                   }
                 />
+              </div>
+            </details>
+            <details className="stack">
+              <summary>Requests</summary>
+              <div className="field">
+                <label htmlFor={ids.blockRequests}>Block URLs (one pattern per line)</label>
+                <textarea
+                  id={ids.blockRequests}
+                  className="input input-mono"
+                  rows={2}
+                  spellCheck={false}
+                  placeholder="*://ads.example.com/*"
+                  value={options.blockRequests}
+                  onChange={(e) => set('blockRequests', e.target.value)}
+                />
+              </div>
+              <fieldset className="stack">
+                <legend>Block kinds of request</legend>
+                <div className="checks">
+                  {RESOURCE_KINDS.map((kind) => (
+                    <label key={kind} className="check">
+                      <input
+                        type="checkbox"
+                        checked={options.blockResources.includes(kind)}
+                        onChange={(e) =>
+                          set(
+                            'blockResources',
+                            RESOURCE_KINDS.filter((k) =>
+                              k === kind ? e.target.checked : options.blockResources.includes(k),
+                            ),
+                          )
+                        }
+                      />
+                      {kind}
+                    </label>
+                  ))}
+                </div>
+              </fieldset>
+              <div className="field">
+                <label htmlFor={ids.headers}>Headers (Name: value per line)</label>
+                <textarea
+                  id={ids.headers}
+                  className="input input-mono"
+                  rows={2}
+                  spellCheck={false}
+                  placeholder="X-Preview: 1"
+                  value={options.headers}
+                  onChange={(e) => set('headers', e.target.value)}
+                />
+              </div>
+              <div className="field">
+                <label htmlFor={ids.cookies}>Cookies (name=value per line)</label>
+                <textarea
+                  id={ids.cookies}
+                  className="input input-mono"
+                  rows={2}
+                  spellCheck={false}
+                  value={options.cookies}
+                  onChange={(e) => set('cookies', e.target.value)}
+                />
+              </div>
+              <div className="field-row">
+                <div className="field">
+                  <label htmlFor={ids.authUser}>HTTP auth user</label>
+                  <input
+                    id={ids.authUser}
+                    className="input"
+                    type="text"
+                    autoComplete="off"
+                    spellCheck={false}
+                    maxLength={256}
+                    value={options.authUser}
+                    onChange={(e) => set('authUser', e.target.value)}
+                  />
+                </div>
+                <div className="field">
+                  <label htmlFor={ids.authPassword}>HTTP auth password</label>
+                  <input
+                    id={ids.authPassword}
+                    className="input"
+                    type="password"
+                    autoComplete="off"
+                    maxLength={256}
+                    value={options.authPassword}
+                    onChange={(e) => set('authPassword', e.target.value)}
+                  />
+                </div>
               </div>
             </details>
             <button type="submit" className="btn btn-primary" disabled={busy}>

@@ -2,9 +2,7 @@ import { Type } from 'typebox';
 import { BOUNDS } from '../../bounds.ts';
 import { AppError } from '../../errors.ts';
 import { defineOption } from './define.ts';
-
-/** What an HTTP header value may hold here: visible ASCII and spaces, no line breaks. */
-const HEADER_TEXT = /^[\x20-\x7e]+$/;
+import { HEADER_TEXT } from './header-text.ts';
 
 export const userAgent = defineOption({
   name: 'user_agent',
