@@ -31,6 +31,7 @@ COPY --from=build /app/src ./src
 COPY --from=build /app/migrations ./migrations
 COPY --from=build /app/web/dist ./web/dist
 COPY --from=build /app/openapi.json ./
+COPY --from=build /app/assets ./assets
 
 # The image's `node` user (uid 1000) runs the service; only /data is writable (Chromium
 # profiles, and SQLite and images in the embedded mode).
