@@ -151,6 +151,9 @@ describe('dashboard (browser)', () => {
     await page.getByLabel('Cookies (name=value per line)').fill('sid=abc');
     await page.getByLabel('HTTP auth user').fill('ann');
     await page.getByLabel('HTTP auth password').fill('pw');
+    await page.getByLabel('Block ads').check();
+    await page.getByLabel('Block trackers').check();
+    await page.getByLabel('Dismiss cookie banners').check();
     const withRequests = await page.getByLabel('The request as a curl command').innerText();
     assert.deepEqual(
       JSON.parse(
@@ -163,8 +166,14 @@ describe('dashboard (browser)', () => {
         headers: { 'X-Preview': '1' },
         cookies: [{ name: 'sid', value: 'abc' }],
         http_auth: { username: 'ann', password: 'pw' },
+        block_ads: true,
+        block_trackers: true,
+        block_cookie_banners: true,
       },
     );
+    await page.getByLabel('Block ads').uncheck();
+    await page.getByLabel('Block trackers').uncheck();
+    await page.getByLabel('Dismiss cookie banners').uncheck();
     await page.getByLabel('Block URLs (one pattern per line)').fill('');
     await page.getByLabel('font', { exact: true }).uncheck();
     await page.getByLabel('Headers (Name: value per line)').fill('');

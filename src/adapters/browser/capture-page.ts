@@ -26,13 +26,13 @@ import { AppError, isAppError } from '../../domain/errors.ts';
 import { raceAbort, sleep, withTimeout } from './abort.ts';
 import type { BrowserInstance } from './browser-instance.ts';
 import { encoderSettings } from './encoding.ts';
+import type { FilterLists } from './filter-lists.ts';
 import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
 import { type MemoryWatchdog, watchdogFor } from './memory-watchdog.ts';
 import { navigationError, netErrorCode } from './net-errors.ts';
 import { OPTION_STEPS, optionSteps, type StepPage, settles } from './option-steps.ts';
 import {
   blockServiceWorkers,
-  blockWebSockets,
   elementBox,
   firstInvalidSelector,
   freezeAndHide,
@@ -40,7 +40,7 @@ import {
   scrollToBox,
   waitForPaintReady,
 } from './page-scripts.ts';
-import { type RequestRules, requestRulesFor, socketBlockPatterns } from './request-rules.ts';
+import { type RequestMatcher, type RequestRules, requestRulesFor } from './request-rules.ts';
 import type { RendererLogger } from './types.ts';
 
 /**
@@ -92,6 +92,8 @@ export interface CaptureSettings {
   logger?: RendererLogger;
   /** Called for every main-frame document request (each redirect hop too); throws to refuse. */
   checkNavigation?: (url: URL) => Promise<void>;
+  /** The shipped filter lists (`block_ads`, `block_trackers`); without them those are 500s. */
+  filterLists?: FilterLists;
 }
 
 export type CaptureOutput = Omit<RenderResult, 'renderMs'>;
@@ -212,8 +214,8 @@ export class CapturePage {
   #rules: RequestRules | null = null;
   /** Whether Chromium pauses the page's requests for #rules (only while a capture needs it). */
   #intercepting = false;
-  /** The page's WebSocket guard (blockWebSockets) while a capture has one. */
-  #socketGuard: { identifier: string } | null = null;
+  /** The options' document scripts of the capture in progress (OptionStep.documentScript). */
+  #documentScripts: string[] = [];
   readonly #watched = new WeakSet<CDPSession>();
   #broken: string | null = null;
   #disposed: Promise<boolean> | null = null;
@@ -569,9 +571,8 @@ export class CapturePage {
    * trip to this process).
    */
   async #requestRules(o: RenderOptions): Promise<void> {
-    this.#rules = requestRulesFor(o);
+    this.#rules = requestRulesFor(o, await this.#listMatchers(o));
     const wanted = this.#rules !== null;
-    const sockets = socketBlockPatterns(o);
     await Promise.all([
       wanted !== this.#intercepting &&
         Promise.all([
@@ -585,16 +586,31 @@ export class CapturePage {
         ]).then(() => {
           this.#intercepting = wanted;
         }),
-      this.#guardSockets(sockets),
+      this.#setDocumentScripts(o),
     ]);
   }
 
-  async #guardSockets(patterns: string[]): Promise<void> {
-    const old = this.#socketGuard;
-    this.#socketGuard = null;
-    if (old) await this.#page.removeScriptToEvaluateOnNewDocument(old.identifier);
-    if (patterns.length > 0) {
-      this.#socketGuard = await this.#page.evaluateOnNewDocument(blockWebSockets, patterns);
+  async #listMatchers(o: RenderOptions): Promise<RequestMatcher[]> {
+    const names = [...(o.blockAds ? ['ads'] : []), ...(o.blockTrackers ? ['trackers'] : [])];
+    if (names.length === 0) return [];
+    const lists = this.#settings.filterLists;
+    if (!lists) throw new AppError('internal_error', 'the filter lists are not available');
+    return Promise.all(
+      names.map(async (name) => (await lists.get(name as 'ads' | 'trackers')).matches),
+    );
+  }
+
+  /** The last capture's document scripts removed, this one's added (before it loads). */
+  async #setDocumentScripts(o: RenderOptions): Promise<void> {
+    const old = this.#documentScripts;
+    this.#documentScripts = [];
+    await Promise.all(old.map((id) => this.#page.removeScriptToEvaluateOnNewDocument(id)));
+    const sources = optionSteps
+      .map((s) => s.documentScript?.(o) ?? null)
+      .filter((source): source is string => source !== null);
+    for (const source of sources) {
+      const { identifier } = await this.#page.evaluateOnNewDocument(source);
+      this.#documentScripts.push(identifier);
     }
   }
 
@@ -656,6 +672,7 @@ export class CapturePage {
       signal: run.signal,
       step: (promise) => run.step(promise),
       networkQuiet: () => this.#networkQuiet(run),
+      lists: this.#settings.filterLists ?? null,
     };
     for (const { afterLoad } of optionSteps) {
       const phase = afterLoad?.phase(o) ?? null;

@@ -21,6 +21,7 @@
  * that arrive while no browser can be had fail with 503 `overloaded` and a Retry-After, never
  * 500, ready() is false, and the log gets Chromium's exit and the last lines of its stderr.
  */
+import { join } from 'node:path';
 import { ProtocolError } from 'puppeteer-core';
 
 import type {
@@ -34,6 +35,7 @@ import { raceAbort, sleep } from './abort.ts';
 import { BrowserInstance, ChromiumLaunchError, sweepStaleProfiles } from './browser-instance.ts';
 import type { CaptureSettings } from './capture-page.ts';
 import { CapturePage } from './capture-page.ts';
+import { createFilterLists } from './filter-lists.ts';
 import { findChromium, launchableBinary } from './find-chromium.ts';
 import { SlotQueue } from './slot-queue.ts';
 import type { RendererLogger } from './types.ts';
@@ -187,6 +189,10 @@ export class ChromiumRenderer implements Renderer {
       rendererMaxMemoryBytes: options.rendererMaxMemoryBytes ?? DEFAULT_RENDERER_MAX_MEMORY_BYTES,
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.checkNavigation ? { checkNavigation: options.checkNavigation } : {}),
+      filterLists: createFilterLists({
+        cacheDir: join(options.dataDir, 'cache', 'filter-lists'),
+        ...(options.logger ? { logger: options.logger } : {}),
+      }),
     };
     this.#concurrency = Math.max(1, options.concurrency);
     const pagesPerSlot = Math.max(1, options.pagesPerSlot ?? DEFAULT_PAGES_PER_SLOT);

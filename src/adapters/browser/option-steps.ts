@@ -14,7 +14,25 @@ import type { CaptureOptionName } from '../../domain/captures/capture-options.ts
 import type { RenderOptions } from '../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../domain/errors.ts';
 import { sleep } from './abort.ts';
-import { clickElement, scrollToElement, selectorPresent } from './page-scripts.ts';
+import {
+  CONSENT_BUDGET_MS,
+  CONSENT_FINISHED,
+  CONSENT_NONE_MS,
+  consentScript,
+  consentSettled,
+} from './consent.ts';
+import type { FilterLists } from './filter-lists.ts';
+import {
+  blockWebSockets,
+  clickElement,
+  domTokens,
+  scrollToElement,
+  selectorPresent,
+} from './page-scripts.ts';
+import { socketBlockPatterns } from './request-rules.ts';
+
+/** Class names, ids and link targets read from a page for the ad list's hiding rules, each. */
+const MAX_DOM_TOKENS = 5_000;
 
 /** What an after-load wait may use of the capture in progress. */
 export interface StepPage {
@@ -24,6 +42,8 @@ export interface StepPage {
   step<T>(promise: Promise<T>): Promise<T>;
   /** Until no request has been in flight for a moment (bounded: NETWORK_QUIET_CAP_MS). */
   networkQuiet(): Promise<void>;
+  /** The shipped filter lists (null: this renderer has none). */
+  readonly lists: FilterLists | null;
 }
 
 /** CapturePage's fixed steps, by method name. */
@@ -38,6 +58,11 @@ export interface OptionStep {
   mediaType?(o: RenderOptions): string;
   /** Other emulation, set before the page loads, together with the viewport. */
   emulate?(cdp: CDPSession, o: RenderOptions): Promise<unknown>;
+  /**
+   * A script run in every document of this capture (frames included) before the page's own
+   * scripts; null: none. Removed again before the next capture.
+   */
+  documentScript?(o: RenderOptions): string | null;
   /**
    * A wait once the page has loaded, run in table order; `phase` (null: nothing to wait for)
    * is what a timeout reports the capture was doing.
@@ -133,7 +158,9 @@ export const OPTION_STEPS = {
     // Injected styles and scripts are the caller's, not the page's: its CSP does not apply to
     // them. Set for every capture, so a page without them has its CSP back.
     emulate: (cdp, o) =>
-      cdp.send('Page.setBypassCSP', { enabled: o.styles !== null || o.scripts !== null }),
+      cdp.send('Page.setBypassCSP', {
+        enabled: o.styles !== null || o.scripts !== null || o.blockAds || o.blockCookieBanners,
+      }),
     afterLoad: {
       phase: (o) => (o.styles === null ? null : 'adding styles'),
       run: async ({ page, step }, o) => {
@@ -208,11 +235,54 @@ export const OPTION_STEPS = {
   clip: { readBy: ['frame'] },
   // The request filter (request-rules.ts) reads these: requests blocked, headers and
   // credentials added to the target's own.
-  block_requests: { readBy: ['requests'] },
+  block_requests: {
+    readBy: ['requests'],
+    // Sockets blocked by either option (socketBlockPatterns reads both).
+    documentScript: (o) => {
+      const patterns = socketBlockPatterns(o);
+      return patterns.length === 0
+        ? null
+        : `(${blockWebSockets.toString()})(${JSON.stringify(patterns)});`;
+    },
+  },
   block_resources: { readBy: ['requests'] },
   headers: { readBy: ['requests'] },
   cookies: { emulate: (cdp, o) => setCookies(cdp, o) },
   http_auth: { readBy: ['requests'] },
+  block_ads: {
+    readBy: ['requests'],
+    // The ad boxes EasyList's element rules name for this page, hidden (their requests were
+    // blocked, but a box can hold its size, or content of the page's own).
+    afterLoad: {
+      phase: (o) => (o.blockAds ? 'hiding ads' : null),
+      run: async ({ page, step, lists }, o) => {
+        if (!o.blockAds || lists === null) return;
+        const list = await step(lists.get('ads'));
+        const dom = await step(page.evaluate(domTokens, MAX_DOM_TOKENS));
+        const css = list.hidingStyles(page.url(), dom);
+        if (css !== '') await step(page.addStyleTag({ content: css }));
+      },
+    },
+  },
+  block_trackers: { readBy: ['requests'] },
+  block_cookie_banners: {
+    documentScript: (o) => (o.blockCookieBanners ? consentScript() : null),
+    afterLoad: {
+      phase: (o) => (o.blockCookieBanners ? 'dismissing cookie banners' : null),
+      run: async (p, o) => {
+        if (!o.blockCookieBanners) return;
+        await p.step(
+          p.page.evaluate(consentSettled, {
+            budgetMs: CONSENT_BUDGET_MS,
+            noneMs: CONSENT_NONE_MS,
+            finished: [...CONSENT_FINISHED],
+          }),
+        );
+        // What refusing started (a request, the banner's own exit) settles first.
+        await p.networkQuiet();
+      },
+    },
+  },
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**

@@ -66,6 +66,26 @@ export function blockWebSockets(patterns: string[]): void {
 }
 
 /**
+ * The class names, ids and link targets of the document (each list at most `limit` long):
+ * what a filter list's element-hiding rules are looked up by.
+ */
+export function domTokens(limit: number): { classes: string[]; ids: string[]; hrefs: string[] } {
+  const classes = new Set<string>();
+  const ids = new Set<string>();
+  const hrefs = new Set<string>();
+  const elements = document.querySelectorAll('[class], [id], a[href]');
+  for (let i = 0; i < elements.length; i++) {
+    const el = elements[i] as Element;
+    for (const name of el.classList) if (classes.size < limit) classes.add(name);
+    if (el.id && ids.size < limit) ids.add(el.id);
+    const href = el.getAttribute('href');
+    if (href && el.tagName === 'A' && hrefs.size < limit) hrefs.add(href);
+    if (classes.size >= limit && ids.size >= limit && hrefs.size >= limit) break;
+  }
+  return { classes: [...classes], ids: [...ids], hrefs: [...hrefs] };
+}
+
+/**
  * Null when every selector parses; else the first one that does not. Runs on the blank page
  * before navigation, so a bad selector costs no network.
  */

@@ -59,6 +59,9 @@ test('a bare request resolves every render option to its default', () => {
       headers: [],
       cookies: [],
       httpAuth: null,
+      blockAds: false,
+      blockTrackers: false,
+      blockCookieBanners: false,
     },
   });
 });
@@ -135,6 +138,9 @@ test('the cache key covers the owner and every option that changes the image', (
     { headers: { 'X-A': '1' } },
     { cookies: [{ name: 'a', value: '1' }] },
     { http_auth: { username: 'u', password: 'p' } },
+    { block_ads: true },
+    { block_trackers: true },
+    { block_cookie_banners: true },
   ];
   const keys = new Set([key, ...changes.map((c) => cacheKeyFor('user:1:pro', resolve(c).render))]);
   assert.equal(keys.size, changes.length + 1);

@@ -1,8 +1,11 @@
 import { type Static, type TOptional, Type } from 'typebox';
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { Plan } from '../plans.ts';
+import { blockAds } from './options/block-ads.ts';
+import { blockCookieBanners } from './options/block-cookie-banners.ts';
 import { blockRequests } from './options/block-requests.ts';
 import { blockResources } from './options/block-resources.ts';
+import { blockTrackers } from './options/block-trackers.ts';
 import { cacheTtl } from './options/cache-ttl.ts';
 import { click } from './options/click.ts';
 import { clip } from './options/clip.ts';
@@ -85,6 +88,9 @@ export const CAPTURE_OPTIONS = [
   headers,
   cookies,
   httpAuth,
+  blockAds,
+  blockTrackers,
+  blockCookieBanners,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

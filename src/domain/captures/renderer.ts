@@ -62,6 +62,12 @@ export interface RenderOptions {
   cookies: CookieSpec[];
   /** Basic credentials, sent to the target's own origin only; null: none. */
   httpAuth: HttpCredentials | null;
+  /** Requests EasyList matches are not made; the ad boxes it names are hidden. */
+  blockAds: boolean;
+  /** Requests EasyPrivacy matches are not made. */
+  blockTrackers: boolean;
+  /** Consent banners dismissed (consent refused where offered), else hidden. */
+  blockCookieBanners: boolean;
 }
 
 /** `block_resources` values: what kind of request a page makes. */

@@ -1210,6 +1210,12 @@ export interface paths {
                             username: string;
                             password: string;
                         };
+                        /** @description Ads blocked: requests matched by EasyList (shipped with the service; nothing is downloaded) are not made, and the ad boxes its element rules name are hidden. */
+                        block_ads?: boolean;
+                        /** @description Trackers blocked: requests matched by EasyPrivacy (shipped with the service; nothing is downloaded) are not made. */
+                        block_trackers?: boolean;
+                        /** @description Cookie consent banners dismissed before the capture, consent refused where the banner offers a choice (DuckDuckGo's autoconsent rules, shipped with the service), else hidden. */
+                        block_cookie_banners?: boolean;
                     };
                 };
             };

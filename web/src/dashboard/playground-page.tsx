@@ -39,6 +39,9 @@ interface Options {
   cookies: string;
   authUser: string;
   authPassword: string;
+  blockAds: boolean;
+  blockTrackers: boolean;
+  blockCookieBanners: boolean;
 }
 
 /** The request kinds `block_resources` names, in the API's order. */
@@ -121,6 +124,9 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.authUser.trim()
       ? { http_auth: { username: o.authUser.trim(), password: o.authPassword } }
       : {}),
+    ...(o.blockAds ? { block_ads: true } : {}),
+    ...(o.blockTrackers ? { block_trackers: true } : {}),
+    ...(o.blockCookieBanners ? { block_cookie_banners: true } : {}),
   };
 }
 
@@ -168,6 +174,9 @@ export function PlaygroundPage() {
     cookies: '',
     authUser: '',
     authPassword: '',
+    blockAds: false,
+    blockTrackers: false,
+    blockCookieBanners: false,
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -526,6 +535,32 @@ export function PlaygroundPage() {
             </details>
             <details className="stack">
               <summary>Requests</summary>
+              <div className="checks">
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    checked={options.blockAds}
+                    onChange={(e) => set('blockAds', e.target.checked)}
+                  />
+                  Block ads
+                </label>
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    checked={options.blockTrackers}
+                    onChange={(e) => set('blockTrackers', e.target.checked)}
+                  />
+                  Block trackers
+                </label>
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    checked={options.blockCookieBanners}
+                    onChange={(e) => set('blockCookieBanners', e.target.checked)}
+                  />
+                  Dismiss cookie banners
+                </label>
+              </div>
               <div className="field">
                 <label htmlFor={ids.blockRequests}>Block URLs (one pattern per line)</label>
                 <textarea
