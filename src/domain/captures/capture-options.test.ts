@@ -289,4 +289,14 @@ test('cookies: scoped to the target host or a parent domain of it', () => {
   for (const bad of ['com', 'hop.example.com', 'other.com', 'www.shop.example.com.evil']) {
     assert.throws(() => cookies(bad), /must be the target's host/, bad);
   }
+  const pages = new URL('https://me.github.io/');
+  assert.throws(
+    () =>
+      resolveCaptureOptions(
+        { url: pages.href, cookies: [{ name: 'a', value: '1', domain: 'github.io' }] },
+        pages,
+        DEFAULT_PLANS.pro,
+      ),
+    /cookies\[0\]\.domain github\.io is a public suffix/,
+  );
 });

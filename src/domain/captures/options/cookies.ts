@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { getPublicSuffix } from 'tldts';
 import { Type } from 'typebox';
 import { BOUNDS } from '../../bounds.ts';
 import { AppError } from '../../errors.ts';
@@ -75,6 +76,14 @@ export const cookies = defineOption({
           throw new AppError(
             'invalid_request',
             `${at}.domain must be the target's host (${host.slice(0, 100)}) or a parent domain of it`,
+          );
+        }
+        // A browser keeps no cookie for a whole public suffix (co.uk, github.io): refused
+        // here rather than set and silently never sent.
+        if (parent && getPublicSuffix(wanted, { allowPrivateDomains: true }) === wanted) {
+          throw new AppError(
+            'invalid_request',
+            `${at}.domain ${wanted.slice(0, 100)} is a public suffix: no browser keeps a cookie for it`,
           );
         }
         domain = wanted === host ? null : wanted;
