@@ -16,6 +16,8 @@
  *   - the full service (HTTP POST /v1/screenshots, every capture a cache miss) beside the floor;
  *   - the encoder table: Page.captureScreenshot of the loaded realistic page with each
  *     candidate setting, time and bytes;
+ *   - the blocking table: the realistic page with each blocking flag (and all three), and a
+ *     full page of it, beside the plain capture, interleaved (BLOCKING_VARIANTS);
  *   - a soak (trivial page) that checks the browser's process count and memory stay flat (when run
  *     alone; `npm run bench` leaves it to the memory part's 1,000-capture soak).
  *
@@ -68,6 +70,9 @@ interface Plan {
   serviceCaptures: Record<PageName, number>;
   encodeReps: number;
   soak: boolean;
+  /** Rounds of the blocking table, and captures per variant and round. */
+  blockingRounds: number;
+  blockingCaptures: number;
 }
 
 const FULL: Plan = {
@@ -77,6 +82,8 @@ const FULL: Plan = {
   serviceCaptures: { trivial: 12, realistic: 8 },
   encodeReps: 8,
   soak: true,
+  blockingRounds: 2,
+  blockingCaptures: 4,
 };
 const QUICK: Plan = {
   rounds: 2,
@@ -85,6 +92,8 @@ const QUICK: Plan = {
   serviceCaptures: { trivial: 4, realistic: 4 },
   encodeReps: 2,
   soak: false,
+  blockingRounds: 1,
+  blockingCaptures: 2,
 };
 
 export interface CaptureBenchOptions {
@@ -119,6 +128,7 @@ export interface EncodingRow {
 }
 
 export interface CaptureBenchResult {
+  blocking: BlockingRow[];
   viewport: typeof VIEWPORT;
   slots: number;
   plan: Plan;
@@ -235,10 +245,83 @@ function renderOptions(url: string): RenderOptions {
 }
 
 const rendererCapture =
-  (renderer: Renderer): CaptureFn =>
+  (renderer: Renderer, extra: Partial<RenderOptions> = {}): CaptureFn =>
   async (url) => {
-    await renderer.render(renderOptions(url), { deadline: Date.now() + 60_000 });
+    await renderer.render({ ...renderOptions(url), ...extra }, { deadline: Date.now() + 60_000 });
   };
+
+/** The blocking flags' rows, each beside the plain capture of the same page. */
+const BLOCKING_VARIANTS: ReadonlyArray<readonly [string, Partial<RenderOptions>]> = [
+  ['plain', {}],
+  ['block_ads', { blockAds: true }],
+  ['block_trackers', { blockTrackers: true }],
+  ['block_cookie_banners', { blockCookieBanners: true }],
+  ['all three', { blockAds: true, blockTrackers: true, blockCookieBanners: true }],
+  ['full page', { fullPage: true }],
+  [
+    'full page, all three',
+    { fullPage: true, blockAds: true, blockTrackers: true, blockCookieBanners: true },
+  ],
+];
+
+export interface BlockingRow {
+  variant: string;
+  stats: Stats;
+  /** Median over rounds of this variant's median time / the plain capture's, same round. */
+  vsPlain: number;
+}
+
+/**
+ * The realistic page captured with each blocking flag, one capture at a time, the variants
+ * interleaved in each round (their order rotated) so that the machine's drift falls on all
+ * alike. The page has no ads, trackers or banner: the rows are what the mechanisms cost (the
+ * request filter's round trip per request, the element-hiding lookup, the consent search).
+ */
+async function blockingTable(
+  renderer: Renderer,
+  url: string,
+  plan: Plan,
+  failures: Failures,
+  log: (line: string) => void,
+): Promise<BlockingRow[]> {
+  // The first blocking capture compiles or loads the lists: not measured.
+  for (const [name, extra] of BLOCKING_VARIANTS) {
+    await drive(
+      [url],
+      1,
+      1,
+      rendererCapture(renderer, extra),
+      failures,
+      `blocking ${name} warm-up`,
+    );
+  }
+  const runs = new Map<string, Run[]>(BLOCKING_VARIANTS.map(([name]) => [name, []]));
+  for (let r = 0; r < plan.blockingRounds; r++) {
+    for (let i = 0; i < BLOCKING_VARIANTS.length; i++) {
+      const [name, extra] = BLOCKING_VARIANTS[
+        (i + r) % BLOCKING_VARIANTS.length
+      ] as (typeof BLOCKING_VARIANTS)[number];
+      const run = await drive(
+        [url],
+        plan.blockingCaptures,
+        1,
+        rendererCapture(renderer, extra),
+        failures,
+        `blocking ${name}`,
+      );
+      runs.get(name)?.push(run);
+    }
+    log(`capture: blocking round ${r + 1}/${plan.blockingRounds} done`);
+  }
+  const plain = runs.get('plain') ?? [];
+  return BLOCKING_VARIANTS.map(([name]) => {
+    const own = runs.get(name) ?? [];
+    const perRound = own
+      .map((run, r) => median(run.latencies) / median(plain[r]?.latencies ?? []))
+      .filter(Number.isFinite);
+    return { variant: name, stats: summarize(own), vsPlain: round(median(perRound)) };
+  });
+}
 
 interface PlainPage {
   page: Page;
@@ -510,6 +593,15 @@ export async function runCaptureBench(
       );
     }
 
+    log('capture: blocking flags');
+    const blocking = await blockingTable(
+      renderer,
+      urls.realistic[0] as string,
+      plan,
+      failures,
+      log,
+    );
+
     // The full service beside the floor, interleaved. Its own renderer (another Chromium)
     // runs only in this phase; the bench renderer is closed first, so both do not compete.
     await renderer.close();
@@ -592,6 +684,7 @@ export async function runCaptureBench(
       scaling,
       service: serviceRows,
       encoding: encoding.rows,
+      blocking,
       targets,
       soak,
       failedCaptures: failures.count,
@@ -667,6 +760,23 @@ export function captureMarkdown(r: CaptureBenchResult): string {
     lines.push(
       `| ${e.format} | ${e.setting} | ${f1(e.msPerCapture)} | ${f1(e.bytes / 1024)} | ` +
         `${f2(t)}x | ${f2(b)}x | ${e.chosen ? '**chosen**' : ''} |`,
+    );
+  }
+  lines.push(
+    '',
+    '### Blocking flags (realistic page, 1280x800 PNG, one capture at a time)',
+    '',
+    'The page has no ads, trackers or consent banner: each row is what the flag costs a page ' +
+      'it finds nothing on. Ratio: median over rounds of the median capture time / the plain ' +
+      "capture's, same round.",
+    '',
+    '| Variant | Captures | p50 ms | p95 ms | Time / plain |',
+    '|---|---|---|---|---|',
+  );
+  for (const b of r.blocking) {
+    lines.push(
+      `| ${b.variant} | ${b.stats.captures} | ${f1(b.stats.medianMs)} | ${f1(b.stats.p95Ms)} | ` +
+        `${b.variant === 'plain' ? 'baseline' : `${f2(b.vsPlain)}x`} |`,
     );
   }
   lines.push(

@@ -94,6 +94,8 @@ export interface CaptureSettings {
   checkNavigation?: (url: URL) => Promise<void>;
   /** The shipped filter lists (`block_ads`, `block_trackers`); without them those are 500s. */
   filterLists?: FilterLists;
+  /** The settle wait's cap (NETWORK_QUIET_CAP_MS); tests raise it to see a stuck request. */
+  networkQuietCapMs?: number;
 }
 
 export type CaptureOutput = Omit<RenderResult, 'renderMs'>;
@@ -148,10 +150,26 @@ function isBrowserFavicon(request: HTTPRequest): boolean {
   );
 }
 
+/**
+ * Chromium's network request id of a request: puppeteer 24 keeps it as `id` (typed internal);
+ * redirect hops share it, as they share one in-flight slot.
+ */
+function requestId(request: HTTPRequest): string {
+  const id = (request as unknown as { id?: unknown }).id;
+  if (typeof id !== 'string') throw new Error('puppeteer request without an id');
+  return id;
+}
+
 /** State of the capture in progress: network activity, the main document, refusals. */
 class CaptureRun {
   readonly controller = new AbortController();
-  readonly inflight = new Set<HTTPRequest>();
+  /**
+   * Requests in flight, by their network request id (not by puppeteer's object): with request
+   * interception on, Chromium pauses a web font twice and puppeteer makes a second request
+   * object that never gets its finished event (puppeteer issue 11641); by id, the first one's
+   * event ends both, where the object kept the settle wait open until its cap.
+   */
+  readonly inflight = new Set<string>();
   lastActivity = performance.now();
   /** When the main navigation finished (the wait_until event), null before. */
   loadedAt: number | null = null;
@@ -347,7 +365,7 @@ export class CapturePage {
     this.#filterRequest(request);
     const run = this.#run;
     if (!run || isBrowserFavicon(request)) return;
-    run.inflight.add(request);
+    run.inflight.add(requestId(request));
     run.lastActivity = performance.now();
     if (run.loadedAt !== null) run.activeAfterLoad = true;
     if (this.#isMainDocument(request)) {
@@ -455,7 +473,7 @@ export class CapturePage {
   #onRequestDone(request: HTTPRequest): void {
     const run = this.#run;
     if (!run || isBrowserFavicon(request)) return;
-    run.inflight.delete(request);
+    run.inflight.delete(requestId(request));
     run.lastActivity = performance.now();
   }
 
@@ -901,7 +919,7 @@ export class CapturePage {
 
   /** Waits until no request has been in flight for the quiet window (at most the cap). */
   async #networkQuiet(run: CaptureRun): Promise<void> {
-    const until = performance.now() + NETWORK_QUIET_CAP_MS;
+    const until = performance.now() + (this.#settings.networkQuietCapMs ?? NETWORK_QUIET_CAP_MS);
     for (;;) {
       const now = performance.now();
       const quiet = run.activeAfterLoad ? NETWORK_QUIET_ACTIVE_MS : NETWORK_QUIET_MS;

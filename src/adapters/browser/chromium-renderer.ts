@@ -103,6 +103,8 @@ export interface ChromiumRendererOptions {
   checkNavigation?: (url: URL) => Promise<void>;
   /** Device px; full-page images are cut there. Default 16384. */
   maxPageHeight?: number;
+  /** The settle wait's cap, in ms (default NETWORK_QUIET_CAP_MS); tests raise it. */
+  networkQuietCapMs?: number;
   /** width x height (device px) of any image; the height is cut to fit. Default 64,000,000. */
   maxImagePixels?: number;
   /** Resident memory one renderer may hold before it is killed. 2 GiB. */
@@ -189,6 +191,7 @@ export class ChromiumRenderer implements Renderer {
       rendererMaxMemoryBytes: options.rendererMaxMemoryBytes ?? DEFAULT_RENDERER_MAX_MEMORY_BYTES,
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.checkNavigation ? { checkNavigation: options.checkNavigation } : {}),
+      ...(options.networkQuietCapMs ? { networkQuietCapMs: options.networkQuietCapMs } : {}),
       filterLists: createFilterLists({
         cacheDir: join(options.dataDir, 'cache', 'filter-lists'),
         ...(options.logger ? { logger: options.logger } : {}),
