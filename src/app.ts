@@ -24,6 +24,7 @@ import { registerDeleteScreenshot } from './http/routes/delete-screenshot.ts';
 import { registerDemoScreenshot } from './http/routes/demo-screenshot.ts';
 import { registerGetUsage } from './http/routes/get-usage.ts';
 import { registerHealth } from './http/routes/health.ts';
+import { registerListDevices } from './http/routes/list-devices.ts';
 import { registerListKeys } from './http/routes/list-keys.ts';
 import { registerListPlans } from './http/routes/list-plans.ts';
 import { registerListScreenshots } from './http/routes/list-screenshots.ts';
@@ -107,6 +108,7 @@ export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}
   // Routes.
   registerHealth(app, deps);
   registerListPlans(app, deps);
+  registerListDevices(app);
   registerSignUp(app, deps);
   registerLogIn(app, deps);
   registerLogOut(app, deps);

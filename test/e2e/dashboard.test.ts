@@ -171,6 +171,29 @@ describe('dashboard (browser)', () => {
         block_cookie_banners: true,
       },
     );
+    await page.getByText('Device', { exact: true }).click();
+    await page.getByLabel('Device preset').selectOption('iphone-15');
+    await page.getByLabel('Landscape').check();
+    const withDevice = await page.getByLabel('The request as a curl command').innerText();
+    const { width: _w, height: _h, ...withoutSize } = body;
+    assert.deepEqual(
+      JSON.parse(withDevice.slice(withDevice.indexOf("-d '") + 4, withDevice.lastIndexOf("'"))),
+      {
+        ...withoutSize,
+        device: 'iphone-15',
+        landscape: true,
+        block_requests: ['*.gif*', '*/ads/*'],
+        block_resources: ['font'],
+        headers: { 'X-Preview': '1' },
+        cookies: [{ name: 'sid', value: 'abc' }],
+        http_auth: { username: 'ann', password: 'pw' },
+        block_ads: true,
+        block_trackers: true,
+        block_cookie_banners: true,
+      },
+    );
+    await page.getByLabel('Device preset').selectOption('');
+    await page.getByLabel('Landscape').uncheck();
     await page.getByLabel('Block ads').uncheck();
     await page.getByLabel('Block trackers').uncheck();
     await page.getByLabel('Dismiss cookie banners').uncheck();

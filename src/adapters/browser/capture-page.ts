@@ -639,9 +639,18 @@ export class CapturePage {
       width: o.width,
       height: o.height,
       deviceScaleFactor: o.deviceScaleFactor,
-      mobile: false,
+      mobile: o.mobile,
       screenWidth: o.width,
       screenHeight: o.height,
+      // A phone turned on its side reports it; a desktop keeps Chromium's own orientation.
+      ...(o.mobile
+        ? {
+            screenOrientation:
+              o.width > o.height
+                ? { type: 'landscapePrimary' as const, angle: 90 }
+                : { type: 'portraitPrimary' as const, angle: 0 },
+          }
+        : {}),
     });
   }
 

@@ -283,6 +283,17 @@ export const OPTION_STEPS = {
       },
     },
   },
+  device: {}, // resolved into width, height, scale, user agent, mobile and touch
+  mobile: { readBy: ['viewport'] },
+  // Set for every capture (off included), so touch never carries over to the next one.
+  has_touch: {
+    emulate: (cdp, o) =>
+      cdp.send(
+        'Emulation.setTouchEmulationEnabled',
+        o.hasTouch ? { enabled: true, maxTouchPoints: 5 } : { enabled: false },
+      ),
+  },
+  landscape: {}, // resolved into width and height
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**

@@ -62,6 +62,8 @@ test('a bare request resolves every render option to its default', () => {
       blockAds: false,
       blockTrackers: false,
       blockCookieBanners: false,
+      mobile: false,
+      hasTouch: false,
     },
   });
 });
@@ -141,6 +143,10 @@ test('the cache key covers the owner and every option that changes the image', (
     { block_ads: true },
     { block_trackers: true },
     { block_cookie_banners: true },
+    { device: 'iphone-15' },
+    { mobile: true },
+    { has_touch: true },
+    { landscape: true },
   ];
   const keys = new Set([key, ...changes.map((c) => cacheKeyFor('user:1:pro', resolve(c).render))]);
   assert.equal(keys.size, changes.length + 1);
@@ -298,5 +304,60 @@ test('cookies: scoped to the target host or a parent domain of it', () => {
         DEFAULT_PLANS.pro,
       ),
     /cookies\[0\]\.domain github\.io is a public suffix/,
+  );
+});
+
+test('device: a preset fills the viewport, scale, agent, mobile and touch; given fields win', () => {
+  const phone = resolve({ device: 'iphone-15' }).render;
+  assert.deepEqual(
+    [phone.width, phone.height, phone.deviceScaleFactor, phone.mobile, phone.hasTouch],
+    [393, 659, 3, true, true],
+  );
+  assert.match(phone.userAgent ?? '', /iPhone/);
+  const mine = resolve({
+    device: 'iphone-15',
+    width: 500,
+    device_scale_factor: 2,
+    user_agent: 'Mine/1',
+    has_touch: false,
+  }).render;
+  assert.deepEqual(
+    [mine.width, mine.height, mine.deviceScaleFactor, mine.userAgent, mine.mobile, mine.hasTouch],
+    [500, 659, 2, 'Mine/1', true, false],
+  );
+  const laptop = resolve({ device: 'laptop' }).render;
+  assert.deepEqual(
+    [laptop.width, laptop.height, laptop.userAgent, laptop.mobile],
+    [1366, 768, null, false],
+  );
+  assert.equal(
+    refusal({ device: 'nokia-3310' }),
+    'invalid_request: device "nokia-3310" is not a known preset (GET /v1/devices lists them)',
+  );
+});
+
+test("device: the plan's bounds hold (size capped, a preset's scale capped)", () => {
+  const free = resolve({ device: 'iphone-15' }, DEFAULT_PLANS.free).render;
+  assert.deepEqual([free.width, free.height, free.deviceScaleFactor], [393, 659, 1]);
+  const big = resolve({ device: 'desktop-4k' }, DEFAULT_PLANS.free).render;
+  assert.deepEqual([big.width, big.height], [1920, 1080]);
+  // An explicit scale above the plan's is still refused.
+  assert.equal(
+    refusal({ device: 'iphone-15', device_scale_factor: 2 }),
+    'plan_restriction: device_scale_factor other than 1 is not available on the free plan',
+  );
+});
+
+test('landscape swaps the width and height, then caps them', () => {
+  const turned = resolve({ device: 'iphone-15', landscape: true }).render;
+  assert.deepEqual([turned.width, turned.height, turned.mobile], [659, 393, true]);
+  const custom = resolve({ width: 600, height: 900, landscape: true }).render;
+  assert.deepEqual([custom.width, custom.height], [900, 600]);
+  const capped = resolve({ width: 1920, height: 1080, landscape: true }, DEFAULT_PLANS.free).render;
+  assert.deepEqual([capped.width, capped.height], [1080, 1080]);
+  assert.deepEqual(
+    cacheKeyFor('u', resolve({ device: 'iphone-15', landscape: true }).render),
+    cacheKeyFor('u', resolve({ device: 'iphone-15', width: 659, height: 393 }).render),
+    'the same viewport is the same cache entry, however it was asked for',
   );
 });

@@ -13,17 +13,21 @@ import { cookies } from './options/cookies.ts';
 import { darkMode } from './options/dark-mode.ts';
 import type { CaptureOption, KeyedOptions, ResolvedCapture } from './options/define.ts';
 import { delay } from './options/delay.ts';
+import { device } from './options/device.ts';
 import { deviceScaleFactor } from './options/device-scale-factor.ts';
 import { failOnHttpError } from './options/fail-on-http-error.ts';
 import { format } from './options/format.ts';
 import { fresh } from './options/fresh.ts';
 import { fullPage } from './options/full-page.ts';
+import { hasTouch } from './options/has-touch.ts';
 import { headers } from './options/headers.ts';
 import { height } from './options/height.ts';
 import { hideSelectors } from './options/hide-selectors.ts';
 import { httpAuth } from './options/http-auth.ts';
+import { landscape } from './options/landscape.ts';
 import { locale } from './options/locale.ts';
 import { mediaType } from './options/media-type.ts';
+import { mobile } from './options/mobile.ts';
 import { omitBackground } from './options/omit-background.ts';
 import { quality } from './options/quality.ts';
 import { reducedMotion } from './options/reduced-motion.ts';
@@ -91,6 +95,10 @@ export const CAPTURE_OPTIONS = [
   blockAds,
   blockTrackers,
   blockCookieBanners,
+  device,
+  mobile,
+  hasTouch,
+  landscape,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];
@@ -123,9 +131,10 @@ export function resolveCaptureOptions(
   plan: Readonly<Plan>,
 ): { render: RenderOptions; fresh: boolean; cacheTtlMs: number } {
   const resolved: Partial<ResolvedCapture> = {};
+  const fields = input as Record<string, unknown>;
   for (const option of CAPTURE_OPTIONS as readonly CaptureOption[]) {
-    const value = (input as Record<string, unknown>)[option.name];
-    Object.assign(resolved, option.resolve(value, { plan, url, resolved }));
+    const value = fields[option.name];
+    Object.assign(resolved, option.resolve(value, { plan, url, resolved, input: fields }));
   }
   // Every field is set: options/options.test.ts resolves a bare request and checks them all.
   const { fresh, cacheTtlMs, ...render } = resolved as ResolvedCapture;

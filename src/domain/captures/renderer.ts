@@ -68,6 +68,10 @@ export interface RenderOptions {
   blockTrackers: boolean;
   /** Consent banners dismissed (consent refused where offered), else hidden. */
   blockCookieBanners: boolean;
+  /** Mobile emulation: the page's meta viewport, overlay scrollbars, a mobile screen. */
+  mobile: boolean;
+  /** Touch events and `navigator.maxTouchPoints` (5). */
+  hasTouch: boolean;
 }
 
 /** `block_resources` values: what kind of request a page makes. */

@@ -156,6 +156,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/devices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The device presets of the capture option `device` (public) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description The value of `device`. */
+                                name: string;
+                                label: string;
+                                /** @description Viewport width, CSS px. */
+                                width: number;
+                                /** @description Viewport height, CSS px. */
+                                height: number;
+                                device_scale_factor: number;
+                                mobile: boolean;
+                                has_touch: boolean;
+                                /** @description null: Chromium's own. */
+                                user_agent: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/signup": {
         parameters: {
             query?: never;
@@ -1216,6 +1267,14 @@ export interface paths {
                         block_trackers?: boolean;
                         /** @description Cookie consent banners dismissed before the capture, consent refused where the banner offers a choice (DuckDuckGo's autoconsent rules, shipped with the service), else hidden. */
                         block_cookie_banners?: boolean;
+                        /** @description A device preset (GET /v1/devices lists them): its viewport, scale, mobile and touch emulation and user agent. Fields given explicitly win. */
+                        device?: string;
+                        /** @description Mobile emulation: the page's meta viewport applies, scrollbars overlay the page. Default: the device preset's, else false. */
+                        mobile?: boolean;
+                        /** @description Touch support: touch events, navigator.maxTouchPoints 5, (pointer: coarse). Default: the device preset's, else false. */
+                        has_touch?: boolean;
+                        /** @description Width and height swapped (the device preset's, or the request's), then capped at the plan's maximum like width and height. */
+                        landscape?: boolean;
                     };
                 };
             };

@@ -2,6 +2,7 @@ import { type FormEvent, useId, useMemo, useState } from 'react';
 import type { CaptureResult } from '../api/types.ts';
 import { ApiError, apiCall, apiOrigin } from '../shared/api.ts';
 import { CopyButton } from '../shared/copy-button.tsx';
+import { fetchDevices } from '../shared/devices.ts';
 import { formatDateTime, formatNumber, normalizeUrl, shortUrl } from '../shared/format.ts';
 import { fetchPlans, type Plan } from '../shared/plans.ts';
 import { Link } from './router.tsx';
@@ -42,6 +43,11 @@ interface Options {
   blockAds: boolean;
   blockTrackers: boolean;
   blockCookieBanners: boolean;
+  /** A preset name; empty: none. With one, width, height and scale are the preset's. */
+  device: string;
+  mobile: boolean;
+  hasTouch: boolean;
+  landscape: boolean;
 }
 
 /** The request kinds `block_resources` names, in the API's order. */
@@ -99,11 +105,10 @@ export function captureBody(o: Options): Record<string, unknown> {
   return {
     url: normalizeUrl(o.url) || 'https://example.com',
     format: o.format,
-    width: o.width,
-    height: o.height,
+    ...(o.device ? { device: o.device } : { width: o.width, height: o.height }),
     ...(o.fullPage ? { full_page: true } : {}),
     ...(o.fresh ? { fresh: true } : {}),
-    ...(o.scale !== 1 ? { device_scale_factor: o.scale } : {}),
+    ...(o.scale !== 1 && !o.device ? { device_scale_factor: o.scale } : {}),
     ...(o.userAgent.trim() ? { user_agent: o.userAgent.trim() } : {}),
     ...(o.locale.trim() ? { locale: o.locale.trim() } : {}),
     ...(o.timezone.trim() ? { timezone: o.timezone.trim() } : {}),
@@ -127,6 +132,9 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.blockAds ? { block_ads: true } : {}),
     ...(o.blockTrackers ? { block_trackers: true } : {}),
     ...(o.blockCookieBanners ? { block_cookie_banners: true } : {}),
+    ...(o.mobile ? { mobile: true } : {}),
+    ...(o.hasTouch ? { has_touch: true } : {}),
+    ...(o.landscape ? { landscape: true } : {}),
   };
 }
 
@@ -144,6 +152,7 @@ export function curlCommand(body: Record<string, unknown>, key: string): string 
 export function PlaygroundPage() {
   const { user, createdKeys } = useSession();
   const plans = useResource((signal) => fetchPlans(signal));
+  const devices = useResource((signal) => fetchDevices(signal));
   const plan: Plan | undefined = plans.data?.find((p) => p.name === user.plan);
   const latestKey = Object.entries(createdKeys).sort(([a], [b]) => Number(b) - Number(a))[0]?.[1];
 
@@ -177,6 +186,10 @@ export function PlaygroundPage() {
     blockAds: false,
     blockTrackers: false,
     blockCookieBanners: false,
+    device: '',
+    mobile: false,
+    hasTouch: false,
+    landscape: false,
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -205,6 +218,8 @@ export function PlaygroundPage() {
     cookies: useId(),
     authUser: useId(),
     authPassword: useId(),
+    device: useId(),
+    deviceHint: useId(),
   };
 
   const set = <K extends keyof Options>(name: K, value: Options[K]) =>
@@ -386,6 +401,56 @@ export function PlaygroundPage() {
                 </select>
               </div>
             )}
+            <details className="stack">
+              <summary>Device</summary>
+              <div className="field">
+                <label htmlFor={ids.device}>Device preset</label>
+                <select
+                  id={ids.device}
+                  className="input"
+                  value={options.device}
+                  onChange={(e) => set('device', e.target.value)}
+                  aria-describedby={ids.deviceHint}
+                >
+                  <option value="">None (width and height above)</option>
+                  {(devices.data ?? []).map((d) => (
+                    <option key={d.name} value={d.name}>
+                      {d.label}
+                    </option>
+                  ))}
+                </select>
+                <p id={ids.deviceHint} className="field-hint">
+                  A preset sets the viewport, scale, touch and user agent; width, height and scale
+                  above are then not sent.
+                </p>
+              </div>
+              <div className="checks">
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    checked={options.mobile}
+                    onChange={(e) => set('mobile', e.target.checked)}
+                  />
+                  Mobile
+                </label>
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    checked={options.hasTouch}
+                    onChange={(e) => set('hasTouch', e.target.checked)}
+                  />
+                  Touch
+                </label>
+                <label className="check">
+                  <input
+                    type="checkbox"
+                    checked={options.landscape}
+                    onChange={(e) => set('landscape', e.target.checked)}
+                  />
+                  Landscape
+                </label>
+              </div>
+            </details>
             <details className="stack">
               <summary>Page context</summary>
               <div className="field">

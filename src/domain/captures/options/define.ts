@@ -25,6 +25,8 @@ export interface OptionContext {
   url: URL;
   /** The options before this one in the table, already resolved. */
   resolved: Readonly<Partial<ResolvedCapture>>;
+  /** The request as sent (after schema validation): which fields it gave (`device`). */
+  input: Readonly<Record<string, unknown>>;
 }
 
 /**
