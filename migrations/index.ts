@@ -3,6 +3,7 @@ import * as m0001 from './0001-accounts-and-keys.ts';
 import * as m0002 from './0002-usage-and-screenshots.ts';
 import * as m0003 from './0003-billing.ts';
 import * as m0004 from './0004-window-counters.ts';
+import * as m0005 from './0005-screenshot-metadata.ts';
 import type { Dialect, MigrationFn } from './helpers.ts';
 
 /**
@@ -14,6 +15,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, { up: MigrationFn }]> = [
   ['0002-usage-and-screenshots', m0002],
   ['0003-billing', m0003],
   ['0004-window-counters', m0004],
+  ['0005-screenshot-metadata', m0005],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -94,6 +94,8 @@ export const BOUNDS = {
     maxCookieScopeLength: 1_024,
     /** `http_auth` username and password, each, in characters. */
     maxCredentialLength: 256,
+    /** Each text of `metadata` (title, descriptions), in characters; longer is cut. */
+    maxMetadataText: 1_024,
   },
 
   /** Listing screenshots (`GET /v1/screenshots`, the dashboard's history). */

@@ -1,4 +1,5 @@
 import type { BillingState, SubscriptionStatus } from './billing/subscription-state.ts';
+import type { PageMetadata } from './captures/renderer.ts';
 import type { PlanName } from './plans.ts';
 
 /**
@@ -161,6 +162,8 @@ export interface ScreenshotRecord {
   /** Hash of everything that changes the image, scoped to the account; null = not cacheable. */
   cacheKey: string | null;
   targetStatus: number | null;
+  /** What `metadata: true` read from the page; null without it. */
+  metadata: PageMetadata | null;
   createdAt: number;
   expiresAt: number;
 }

@@ -131,6 +131,7 @@ describe('dashboard (browser)', () => {
     await page.getByLabel('Click (selector)').fill('#accept');
     await page.getByLabel('Fail when the page answers 4xx or 5xx').check();
     await page.getByLabel('Clip region (x, y, w, h)').fill('0, 10, 200, 100');
+    await page.getByLabel('Page metadata in the answer (title, description, Open Graph)').check();
     const withActions = await page.getByLabel('The request as a curl command').innerText();
     assert.deepEqual(
       JSON.parse(withActions.slice(withActions.indexOf("-d '") + 4, withActions.lastIndexOf("'"))),
@@ -139,8 +140,10 @@ describe('dashboard (browser)', () => {
         click: '#accept',
         fail_on_http_error: true,
         clip: { x: 0, y: 10, width: 200, height: 100 },
+        metadata: true,
       },
     );
+    await page.getByLabel('Page metadata in the answer (title, description, Open Graph)').uncheck();
     await page.getByLabel('Click (selector)').fill('');
     await page.getByLabel('Fail when the page answers 4xx or 5xx').uncheck();
     await page.getByLabel('Clip region (x, y, w, h)').fill('');

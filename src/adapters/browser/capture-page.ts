@@ -21,7 +21,13 @@ import type {
   Protocol,
 } from 'puppeteer-core';
 import { TimeoutError } from 'puppeteer-core';
-import type { RenderOptions, RenderResult, WaitUntil } from '../../domain/captures/renderer.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
+import type {
+  PageMetadata,
+  RenderOptions,
+  RenderResult,
+  WaitUntil,
+} from '../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../domain/errors.ts';
 import { raceAbort, sleep, withTimeout } from './abort.ts';
 import type { BrowserInstance } from './browser-instance.ts';
@@ -36,6 +42,7 @@ import {
   elementBox,
   firstInvalidSelector,
   freezeAndHide,
+  readMetadata,
   scrollThrough,
   scrollToBox,
   waitForPaintReady,
@@ -553,11 +560,24 @@ export class CapturePage {
     }
     const paintReady = this.#earlyPaintReady(o, run);
     await this.#waitAfterLoad(o, run);
+    const metadata = o.metadata ? await this.#metadata(run, targetStatus) : null;
     await this.#prepareCapture(o, run);
     const frame = await this.#frame(o, run, paintReady);
     await run.settleChecks();
     const image = await this.#screenshot(o, run, frame);
-    return { ...image, truncated: frame.truncated, targetStatus };
+    return { ...image, truncated: frame.truncated, targetStatus, metadata };
+  }
+
+  /** `metadata`: read once the page has settled and its actions ran, before the capture. */
+  async #metadata(run: CaptureRun, httpStatus: number | null): Promise<PageMetadata> {
+    this.phase = 'reading the page metadata';
+    const read = await run.step(
+      this.#page.evaluate(readMetadata, {
+        maxText: BOUNDS.capture.maxMetadataText,
+        maxUrl: BOUNDS.capture.urlMaxLength,
+      }),
+    );
+    return { ...read, final_url: this.#page.url(), http_status: httpStatus };
   }
 
   /** The viewport and every option's emulation, set anew for each capture. */
@@ -892,7 +912,7 @@ export class CapturePage {
     o: RenderOptions,
     run: CaptureRun,
     frame: ImageFrame,
-  ): Promise<Omit<CaptureOutput, 'truncated' | 'targetStatus'>> {
+  ): Promise<Omit<CaptureOutput, 'truncated' | 'targetStatus' | 'metadata'>> {
     this.phase = 'capturing the image';
     const shot = await run.step(
       this.#cdp.send(

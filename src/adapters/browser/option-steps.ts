@@ -47,7 +47,14 @@ export interface StepPage {
 }
 
 /** CapturePage's fixed steps, by method name. */
-type FixedStep = 'viewport' | 'requests' | 'load' | 'prepareCapture' | 'frame' | 'screenshot';
+type FixedStep =
+  | 'viewport'
+  | 'requests'
+  | 'load'
+  | 'metadata'
+  | 'prepareCapture'
+  | 'frame'
+  | 'screenshot';
 
 export interface OptionStep {
   /** CSS selectors it will use: all are checked before the page loads (400, first bad one). */
@@ -294,6 +301,7 @@ export const OPTION_STEPS = {
       ),
   },
   landscape: {}, // resolved into width and height
+  metadata: { readBy: ['metadata'] },
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**

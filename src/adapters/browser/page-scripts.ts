@@ -86,6 +86,49 @@ export function domTokens(limit: number): { classes: string[]; ids: string[]; hr
 }
 
 /**
+ * What the page says about itself (`metadata`): title, descriptions, Open Graph image and
+ * icon, as the document has them now. Texts are cut at `maxText` characters; URLs are made
+ * absolute, and kept only when http(s) and at most `maxUrl` characters (a data: icon is not a
+ * URL a client can use). Runs in the page: what it returns is the page's, treated as data.
+ */
+export function readMetadata(limits: { maxText: number; maxUrl: number }): {
+  title: string | null;
+  description: string | null;
+  og: { title: string | null; description: string | null; image: string | null };
+  icon_url: string | null;
+} {
+  const text = (value: string | null | undefined): string | null => {
+    const t = (value ?? '').replace(/\s+/g, ' ').trim();
+    return t === '' ? null : t.slice(0, limits.maxText);
+  };
+  const url = (value: string | null | undefined): string | null => {
+    if (!value) return null;
+    try {
+      const u = new URL(value, document.baseURI);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+      return u.href.length <= limits.maxUrl ? u.href : null;
+    } catch {
+      return null;
+    }
+  };
+  const meta = (selector: string): string | null =>
+    document.head?.querySelector(selector)?.getAttribute('content') ?? null;
+  const icon =
+    document.head?.querySelector('link[rel~="icon" i]') ??
+    document.head?.querySelector('link[rel="apple-touch-icon" i]');
+  return {
+    title: text(document.title),
+    description: text(meta('meta[name="description" i]')),
+    og: {
+      title: text(meta('meta[property="og:title" i]')),
+      description: text(meta('meta[property="og:description" i]')),
+      image: url(meta('meta[property="og:image" i]')),
+    },
+    icon_url: url(icon?.getAttribute('href') ?? null),
+  };
+}
+
+/**
  * Null when every selector parses; else the first one that does not. Runs on the blank page
  * before navigation, so a bad selector costs no network.
  */

@@ -1,4 +1,5 @@
 import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import type { PageMetadata } from '../../domain/captures/renderer.ts';
 import type { PlanName } from '../../domain/plans.ts';
 import type {
   ApiKeyRecord,
@@ -513,6 +514,7 @@ const toScreenshot = (row: Selectable<ScreenshotsTable>): ScreenshotRecord => ({
   listable: Boolean(row.listable),
   cacheKey: row.cache_key,
   targetStatus: row.target_status,
+  metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as PageMetadata),
   createdAt: row.created_at,
   expiresAt: row.expires_at,
 });
@@ -544,6 +546,7 @@ function screenshotStore(
           listable: r.listable,
           cache_key: r.cacheKey,
           target_status: r.targetStatus,
+          metadata: r.metadata === null ? null : JSON.stringify(r.metadata),
           created_at: r.createdAt,
           expires_at: r.expiresAt,
         })

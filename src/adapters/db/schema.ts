@@ -68,6 +68,8 @@ export interface ScreenshotsTable {
   listable: Flag;
   cache_key: string | null;
   target_status: number | null;
+  /** PageMetadata as JSON; null without `metadata`. */
+  metadata: string | null;
   created_at: Millis;
   expires_at: Millis;
 }

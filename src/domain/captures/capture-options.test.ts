@@ -64,6 +64,7 @@ test('a bare request resolves every render option to its default', () => {
       blockCookieBanners: false,
       mobile: false,
       hasTouch: false,
+      metadata: false,
     },
   });
 });
@@ -147,6 +148,7 @@ test('the cache key covers the owner and every option that changes the image', (
     { mobile: true },
     { has_touch: true },
     { landscape: true },
+    { metadata: true },
   ];
   const keys = new Set([key, ...changes.map((c) => cacheKeyFor('user:1:pro', resolve(c).render))]);
   assert.equal(keys.size, changes.length + 1);

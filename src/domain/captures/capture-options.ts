@@ -27,6 +27,7 @@ import { httpAuth } from './options/http-auth.ts';
 import { landscape } from './options/landscape.ts';
 import { locale } from './options/locale.ts';
 import { mediaType } from './options/media-type.ts';
+import { metadata } from './options/metadata.ts';
 import { mobile } from './options/mobile.ts';
 import { omitBackground } from './options/omit-background.ts';
 import { quality } from './options/quality.ts';
@@ -99,6 +100,7 @@ export const CAPTURE_OPTIONS = [
   mobile,
   hasTouch,
   landscape,
+  metadata,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

@@ -60,6 +60,7 @@ export async function renderAndStore(
       listable: options.plan.listable,
       cacheKey: options.cacheKey,
       targetStatus: result.targetStatus,
+      metadata: result.metadata,
       createdAt: now,
       expiresAt,
     });

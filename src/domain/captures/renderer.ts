@@ -72,6 +72,19 @@ export interface RenderOptions {
   mobile: boolean;
   /** Touch events and `navigator.maxTouchPoints` (5). */
   hasTouch: boolean;
+  /** Read the page's title, description, Open Graph tags and icon (`metadata`). */
+  metadata: boolean;
+}
+
+/** `metadata: true`: what the page says about itself (absent values are null). */
+export interface PageMetadata {
+  title: string | null;
+  description: string | null;
+  /** The page's URL when captured (after redirects). */
+  final_url: string;
+  http_status: number | null;
+  og: { title: string | null; description: string | null; image: string | null };
+  icon_url: string | null;
 }
 
 /** `block_resources` values: what kind of request a page makes. */
@@ -126,6 +139,8 @@ export interface RenderResult {
   height: number;
   truncated: boolean;
   targetStatus: number | null;
+  /** null unless `metadata` was asked for. */
+  metadata: PageMetadata | null;
   renderMs: number;
 }
 

@@ -49,6 +49,7 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
         // Said on every full-page capture, and on any other image that was cut (an element
         // taller or wider than the limits).
         ...(record.fullPage || record.truncated ? { truncated: record.truncated } : {}),
+        ...(record.metadata !== null ? { metadata: record.metadata } : {}),
       });
     },
   );

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type TSchema, Type } from 'typebox';
 import { imageUrl } from '../../domain/captures/ports.ts';
 import type { ScreenshotRecord } from '../../domain/store.ts';
 import { toIso } from '../../lib/time.ts';
@@ -6,6 +6,8 @@ import { IsoDateTime } from '../schemas.ts';
 
 /** The capture request's body is built from the option modules (one per field). */
 export { CaptureRequest } from '../../domain/captures/capture-options.ts';
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 export const CaptureResult = Type.Object({
   id: Type.Optional(Type.Integer({ description: 'Present only for listable (Pro) records.' })),
@@ -18,6 +20,23 @@ export const CaptureResult = Type.Object({
   height: Type.Integer({ description: 'Pixel height of the image.' }),
   truncated: Type.Optional(
     Type.Boolean({ description: 'Full-page image cut at the height limit.' }),
+  ),
+  metadata: Type.Optional(
+    Type.Object(
+      {
+        title: Nullable(Type.String()),
+        description: Nullable(Type.String()),
+        final_url: Type.String({ description: 'The page URL when captured, after redirects.' }),
+        http_status: Nullable(Type.Integer()),
+        og: Type.Object({
+          title: Nullable(Type.String()),
+          description: Nullable(Type.String()),
+          image: Nullable(Type.String()),
+        }),
+        icon_url: Nullable(Type.String()),
+      },
+      { description: 'Only with `metadata: true`; absent values are null.' },
+    ),
   ),
 });
 

@@ -1275,6 +1275,8 @@ export interface paths {
                         has_touch?: boolean;
                         /** @description Width and height swapped (the device preset's, or the request's), then capped at the plan's maximum like width and height. */
                         landscape?: boolean;
+                        /** @description The 201 also carries `metadata`: the page title, description, final URL, HTTP status, Open Graph title, description and image, and icon URL (absent values are null). */
+                        metadata?: boolean;
                     };
                 };
             };
@@ -1304,6 +1306,20 @@ export interface paths {
                             height: number;
                             /** @description Full-page image cut at the height limit. */
                             truncated?: boolean;
+                            /** @description Only with `metadata: true`; absent values are null. */
+                            metadata?: {
+                                title: string | null;
+                                description: string | null;
+                                /** @description The page URL when captured, after redirects. */
+                                final_url: string;
+                                http_status: number | null;
+                                og: {
+                                    title: string | null;
+                                    description: string | null;
+                                    image: string | null;
+                                };
+                                icon_url: string | null;
+                            };
                         };
                     };
                 };

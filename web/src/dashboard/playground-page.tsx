@@ -48,6 +48,7 @@ interface Options {
   mobile: boolean;
   hasTouch: boolean;
   landscape: boolean;
+  metadata: boolean;
 }
 
 /** The request kinds `block_resources` names, in the API's order. */
@@ -135,6 +136,7 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.mobile ? { mobile: true } : {}),
     ...(o.hasTouch ? { has_touch: true } : {}),
     ...(o.landscape ? { landscape: true } : {}),
+    ...(o.metadata ? { metadata: true } : {}),
   };
 }
 
@@ -190,6 +192,7 @@ export function PlaygroundPage() {
     mobile: false,
     hasTouch: false,
     landscape: false,
+    metadata: false,
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -580,6 +583,14 @@ export function PlaygroundPage() {
                   capture.
                 </p>
               </div>
+              <label className="check">
+                <input
+                  type="checkbox"
+                  checked={options.metadata}
+                  onChange={(e) => set('metadata', e.target.checked)}
+                />
+                Page metadata in the answer (title, description, Open Graph)
+              </label>
               <div className="field field-narrow">
                 <label htmlFor={ids.cacheTtl}>Cache TTL (seconds)</label>
                 <input
