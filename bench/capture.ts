@@ -391,7 +391,7 @@ function encodingCandidates(): Array<{
   params: Record<string, unknown>;
   chosen: boolean;
 }> {
-  const service = (format: ImageFormat, quality: number) =>
+  const service = (format: Exclude<ImageFormat, 'pdf'>, quality: number) =>
     JSON.stringify(encoderSettings(format, quality));
   const list: Array<{ format: ImageFormat; setting: string; params: Record<string, unknown> }> = [
     { format: 'png', setting: 'zlib default', params: { format: 'png', fromSurface: true } },
@@ -413,7 +413,7 @@ function encodingCandidates(): Array<{
   // Chosen: what encoderSettings gives at the API's default quality (80).
   return list.map((c) => ({
     ...c,
-    chosen: JSON.stringify(c.params) === service(c.format, 80),
+    chosen: c.format !== 'pdf' && JSON.stringify(c.params) === service(c.format, 80),
   }));
 }
 

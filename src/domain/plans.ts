@@ -89,7 +89,7 @@ export const DEFAULT_PLANS: PlanTable = {
     concurrent_renders: 4,
     max_width: 3840,
     max_height: 2160,
-    formats: ['png', 'jpeg', 'webp'],
+    formats: ['png', 'jpeg', 'webp', 'pdf'],
     max_device_scale_factor: 3,
     full_page: true,
     fresh: true,
@@ -126,10 +126,10 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
   formats: (v) =>
     Array.isArray(v) &&
     v.length > 0 &&
-    v.every((f) => f === 'png' || f === 'jpeg' || f === 'webp') &&
+    v.every((f) => f === 'png' || f === 'jpeg' || f === 'webp' || f === 'pdf') &&
     new Set(v).size === v.length
       ? null
-      : 'must be a non-empty list of distinct formats among png, jpeg, webp',
+      : 'must be a non-empty list of distinct formats among png, jpeg, webp, pdf',
   max_device_scale_factor: (v) =>
     typeof v === 'number' &&
     v >= BOUNDS.capture.minDeviceScaleFactor &&

@@ -24,6 +24,7 @@ import { TimeoutError } from 'puppeteer-core';
 import { BOUNDS } from '../../domain/bounds.ts';
 import type {
   PageMetadata,
+  PdfPaper,
   RenderOptions,
   RenderResult,
   WaitUntil,
@@ -39,6 +40,7 @@ import { navigationError, netErrorCode } from './net-errors.ts';
 import { OPTION_STEPS, optionSteps, type StepPage, settles } from './option-steps.ts';
 import {
   blockServiceWorkers,
+  documentHeight,
   elementBox,
   firstInvalidSelector,
   freezeAndHide,
@@ -76,6 +78,26 @@ export const RESET_TIMEOUT_MS = 5_000;
 const DISPOSE_TIMEOUT_MS = 5_000;
 /** Page.captureScreenshot's own bound (RENDER_TIMEOUT_MS, at most 300 s, ends it first). */
 const SCREENSHOT_COMMAND_TIMEOUT_MS = 300_000;
+/** `pdf_paper` sizes in inches, short side first. */
+const PAPER_INCHES: Record<PdfPaper, readonly [number, number]> = {
+  a4: [8.27, 11.69],
+  letter: [8.5, 11],
+  legal: [8.5, 14],
+  a3: [11.69, 16.54],
+  tabloid: [11, 17],
+};
+/** A PDF's margins on every side, as Chromium's own print preview sets them (about 1 cm). */
+const PDF_MARGIN_INCHES = 0.4;
+/** Pages a PDF holds at most; a longer document is cut (`truncated`). */
+export const MAX_PDF_PAGES = 100;
+const CSS_PX_PER_INCH = 96;
+const POINTS_PER_INCH = 72;
+
+/** Pages of a PDF Chromium wrote (its page objects are plain dictionaries). */
+export function pdfPageCount(pdf: Buffer): number {
+  return pdf.toString('latin1').match(/\/Type\s*\/Page(?![a-z])/g)?.length ?? 0;
+}
+
 /** More origins (or storage keys) than this: the context is replaced instead of cleared. */
 const MAX_TRACKED_ORIGINS = 200;
 
@@ -562,10 +584,108 @@ export class CapturePage {
     await this.#waitAfterLoad(o, run);
     const metadata = o.metadata ? await this.#metadata(run, targetStatus) : null;
     await this.#prepareCapture(o, run);
+    if (o.format === 'pdf') {
+      const pdf = await this.#pdf(o, run);
+      return { ...pdf, targetStatus, metadata };
+    }
     const frame = await this.#frame(o, run, paintReady);
     await run.settleChecks();
     const image = await this.#screenshot(o, run, frame);
     return { ...image, truncated: frame.truncated, targetStatus, metadata };
+  }
+
+  /**
+   * `format: pdf`: the whole document printed (print media, as Chromium prints) on the paper,
+   * its lazy images and fonts loaded first, at most MAX_PDF_PAGES pages; `pdf_single_page`
+   * lays the page out at the paper's width and prints one page as tall as the content, cut at
+   * the height bound. `width` and `height` are the first page's size in points.
+   */
+  async #pdf(
+    o: RenderOptions,
+    run: CaptureRun,
+  ): Promise<Omit<CaptureOutput, 'targetStatus' | 'metadata'>> {
+    const settle = settles(o);
+    // The height bound in CSS px: a PDF has no device pixels.
+    const maxHeight = this.#settings.maxPageHeight;
+    this.phase = 'scrolling through the page';
+    await run.step(
+      this.#page.evaluate(scrollThrough, {
+        maxHeight,
+        budgetMs: FULL_PAGE_SCROLL_BUDGET_MS,
+        pauseMs: SCROLL_STEP_PAUSE_MS,
+      }),
+    );
+    this.phase = 'waiting for fonts and images';
+    if (settle) await this.#networkQuiet(run);
+    await run.step(
+      this.#page.evaluate(waitForPaintReady, {
+        top: 0,
+        bottom: maxHeight,
+        budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
+      }),
+    );
+    await run.settleChecks();
+    this.phase = 'printing the PDF';
+    const [shortSide, longSide] = PAPER_INCHES[o.pdfPaper];
+    const paperWidth = o.pdfLandscape ? longSide : shortSide;
+    let paperHeight = o.pdfLandscape ? shortSide : longSide;
+    let margin = PDF_MARGIN_INCHES;
+    let truncated = false;
+    if (o.pdfSinglePage) {
+      margin = 0;
+      // Laid out at the paper's width with print styles, as printing will lay it out.
+      await run.step(
+        Promise.all([
+          this.#cdp.send('Emulation.setEmulatedMedia', { media: 'print' }),
+          this.#cdp.send('Emulation.setDeviceMetricsOverride', {
+            width: Math.round(paperWidth * CSS_PX_PER_INCH),
+            height: o.height,
+            deviceScaleFactor: 1,
+            mobile: false,
+          }),
+        ]),
+      );
+      const height = await run.step(this.#page.evaluate(documentHeight));
+      truncated = height > maxHeight;
+      paperHeight = Math.max(1, Math.min(height, maxHeight)) / CSS_PX_PER_INCH;
+    }
+    const print = (pageRanges: string) =>
+      this.#cdp.send(
+        'Page.printToPDF',
+        {
+          paperWidth,
+          paperHeight,
+          marginTop: margin,
+          marginBottom: margin,
+          marginLeft: margin,
+          marginRight: margin,
+          printBackground: o.pdfPrintBackground,
+          preferCSSPageSize: false,
+          pageRanges,
+        },
+        { timeout: SCREENSHOT_COMMAND_TIMEOUT_MS },
+      );
+    const out = await run.step(print(o.pdfSinglePage ? '1' : `1-${MAX_PDF_PAGES}`));
+    const pdf = Buffer.from(out.data, 'base64');
+    if (!pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
+      throw new AppError('internal_error', 'chromium returned an unreadable pdf');
+    }
+    if (!o.pdfSinglePage && pdfPageCount(pdf) >= MAX_PDF_PAGES) {
+      // More pages than printed, unless the page after the last one does not exist.
+      truncated = await run.step(
+        print(String(MAX_PDF_PAGES + 1)).then(
+          () => true,
+          () => false,
+        ),
+      );
+    }
+    return {
+      image: pdf,
+      format: 'pdf',
+      width: Math.round(paperWidth * POINTS_PER_INCH),
+      height: Math.round(paperHeight * POINTS_PER_INCH),
+      truncated,
+    };
   }
 
   /** `metadata`: read once the page has settled and its actions ran, before the capture. */
@@ -918,7 +1038,7 @@ export class CapturePage {
       this.#cdp.send(
         'Page.captureScreenshot',
         {
-          ...encoderSettings(o.format, o.quality),
+          ...encoderSettings(o.format === 'pdf' ? 'png' : o.format, o.quality),
           captureBeyondViewport: frame.beyondViewport,
           ...(frame.clip ? { clip: frame.clip } : {}),
         },

@@ -6,7 +6,7 @@
 import type { ImageFormat } from '../../domain/captures/renderer.ts';
 
 export interface EncoderSettings {
-  format: ImageFormat;
+  format: Exclude<ImageFormat, 'pdf'>;
   /** JPEG and WebP only: 1 to 100. */
   quality?: number;
   /** Always: the image comes from the compositor's surface, not a separate paint. */
@@ -14,7 +14,10 @@ export interface EncoderSettings {
 }
 
 /** The encoder parameters of Page.captureScreenshot for `format` at `quality`. */
-export function encoderSettings(format: ImageFormat, quality: number): EncoderSettings {
+export function encoderSettings(
+  format: Exclude<ImageFormat, 'pdf'>,
+  quality: number,
+): EncoderSettings {
   if (format === 'png') return { format, fromSurface: true };
   return { format, quality: Math.min(100, Math.max(1, Math.round(quality))), fromSurface: true };
 }

@@ -54,7 +54,8 @@ type FixedStep =
   | 'metadata'
   | 'prepareCapture'
   | 'frame'
-  | 'screenshot';
+  | 'screenshot'
+  | 'pdf';
 
 export interface OptionStep {
   /** CSS selectors it will use: all are checked before the page loads (400, first bad one). */
@@ -302,6 +303,10 @@ export const OPTION_STEPS = {
   },
   landscape: {}, // resolved into width and height
   metadata: { readBy: ['metadata'] },
+  pdf_paper: { readBy: ['pdf'] },
+  pdf_landscape: { readBy: ['pdf'] },
+  pdf_print_background: { readBy: ['pdf'] },
+  pdf_single_page: { readBy: ['pdf'] },
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**

@@ -298,6 +298,13 @@ export function elementBox(selector: string): ElementBox | null {
   };
 }
 
+/** The document's full height in CSS px (`pdf_single_page`). */
+export function documentHeight(): number {
+  return Math.ceil(
+    Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0),
+  );
+}
+
 /** Whether `selector` matches something now (plain CSS, as document.querySelector). */
 export function selectorPresent(selector: string): boolean {
   return document.querySelector(selector) !== null;

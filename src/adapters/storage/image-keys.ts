@@ -2,13 +2,14 @@ import { AppError } from '../../domain/errors.ts';
 
 /** Image keys and the checks both storage backends share (the port is domain/image-storage.ts). */
 
-const IMAGE_KEY = /^[A-Za-z0-9_-]{16,128}\.(png|jpeg|jpg|webp)$/;
+const IMAGE_KEY = /^[A-Za-z0-9_-]{16,128}\.(png|jpeg|jpg|webp|pdf)$/;
 
 const CONTENT_TYPES: Record<string, string> = {
   png: 'image/png',
   jpeg: 'image/jpeg',
   jpg: 'image/jpeg',
   webp: 'image/webp',
+  pdf: 'application/pdf',
 };
 
 /**

@@ -65,6 +65,10 @@ test('a bare request resolves every render option to its default', () => {
       mobile: false,
       hasTouch: false,
       metadata: false,
+      pdfPaper: 'a4',
+      pdfLandscape: false,
+      pdfPrintBackground: true,
+      pdfSinglePage: false,
     },
   });
 });
@@ -149,6 +153,11 @@ test('the cache key covers the owner and every option that changes the image', (
     { has_touch: true },
     { landscape: true },
     { metadata: true },
+    { format: 'pdf' },
+    { format: 'pdf', pdf_paper: 'letter' },
+    { format: 'pdf', pdf_landscape: true },
+    { format: 'pdf', pdf_print_background: false },
+    { format: 'pdf', pdf_single_page: true },
   ];
   const keys = new Set([key, ...changes.map((c) => cacheKeyFor('user:1:pro', resolve(c).render))]);
   assert.equal(keys.size, changes.length + 1);
@@ -361,5 +370,29 @@ test('landscape swaps the width and height, then caps them', () => {
     cacheKeyFor('u', resolve({ device: 'iphone-15', landscape: true }).render),
     cacheKeyFor('u', resolve({ device: 'iphone-15', width: 659, height: 393 }).render),
     'the same viewport is the same cache entry, however it was asked for',
+  );
+});
+
+test('pdf: Pro only, its options only with it, and no image-only fields with it', () => {
+  assert.equal(
+    refusal({ format: 'pdf' }),
+    'plan_restriction: format pdf is not available on the free plan',
+  );
+  assert.equal(
+    refusal({ pdf_paper: 'letter' }, DEFAULT_PLANS.pro),
+    'invalid_request: pdf_paper applies to format pdf only',
+  );
+  assert.equal(
+    refusal({ format: 'png', pdf_single_page: false }, DEFAULT_PLANS.pro),
+    'invalid_request: pdf_single_page applies to format pdf only',
+  );
+  assert.equal(
+    refusal({ format: 'pdf', full_page: true, quality: 50 }, DEFAULT_PLANS.pro),
+    'invalid_request: full_page, quality do not apply to format pdf',
+  );
+  const pdf = resolve({ format: 'pdf', pdf_paper: 'a3', pdf_print_background: false }).render;
+  assert.deepEqual(
+    [pdf.format, pdf.pdfPaper, pdf.pdfPrintBackground, pdf.pdfLandscape],
+    ['pdf', 'a3', false, false],
   );
 });

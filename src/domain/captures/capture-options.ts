@@ -30,6 +30,7 @@ import { mediaType } from './options/media-type.ts';
 import { metadata } from './options/metadata.ts';
 import { mobile } from './options/mobile.ts';
 import { omitBackground } from './options/omit-background.ts';
+import { pdfLandscape, pdfPaper, pdfPrintBackground, pdfSinglePage } from './options/pdf.ts';
 import { quality } from './options/quality.ts';
 import { reducedMotion } from './options/reduced-motion.ts';
 import { scripts } from './options/scripts.ts';
@@ -101,6 +102,10 @@ export const CAPTURE_OPTIONS = [
   hasTouch,
   landscape,
   metadata,
+  pdfPaper,
+  pdfLandscape,
+  pdfPrintBackground,
+  pdfSinglePage,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

@@ -5,11 +5,16 @@ import type { ScreenshotRecord } from '../store.ts';
 import type { CaptureContext } from './ports.ts';
 import type { RenderClient, RenderOptions } from './renderer.ts';
 
-const CONTENT_TYPES = { png: 'image/png', jpeg: 'image/jpeg', webp: 'image/webp' } as const;
-const EXTENSIONS = { png: 'png', jpeg: 'jpg', webp: 'webp' } as const;
+const CONTENT_TYPES = {
+  png: 'image/png',
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  pdf: 'application/pdf',
+} as const;
+const EXTENSIONS = { png: 'png', jpeg: 'jpg', webp: 'webp', pdf: 'pdf' } as const;
 
 export const contentTypeForExt = (ext: string): string | undefined =>
-  ({ png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp' })[ext];
+  ({ png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', pdf: 'application/pdf' })[ext];
 
 /**
  * Renders, stores the image under an unguessable token (128 random bits), then records it.

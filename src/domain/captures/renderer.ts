@@ -3,7 +3,11 @@
  * `adapters/browser/` implements it (Chromium behind the egress proxy), and tests or
  * benchmarks may stand in their own.
  */
-export type ImageFormat = 'png' | 'jpeg' | 'webp';
+/** What a capture produces: an image, or (`pdf`) a document. */
+export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'pdf';
+/** `pdf_paper` sizes. */
+export const PDF_PAPERS = ['a4', 'letter', 'legal', 'a3', 'tabloid'] as const;
+export type PdfPaper = (typeof PDF_PAPERS)[number];
 export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networkidle2';
 
 /**
@@ -74,6 +78,11 @@ export interface RenderOptions {
   hasTouch: boolean;
   /** Read the page's title, description, Open Graph tags and icon (`metadata`). */
   metadata: boolean;
+  /** `format: pdf` only: the paper, its orientation, backgrounds, one page as tall as the content. */
+  pdfPaper: PdfPaper;
+  pdfLandscape: boolean;
+  pdfPrintBackground: boolean;
+  pdfSinglePage: boolean;
 }
 
 /** `metadata: true`: what the page says about itself (absent values are null). */
@@ -134,7 +143,7 @@ export type MediaType = 'screen' | 'print';
 export interface RenderResult {
   image: Buffer;
   format: ImageFormat;
-  /** Device pixels of the image. */
+  /** Device pixels of the image; for a PDF, its first page in points (1/72 inch). */
   width: number;
   height: number;
   truncated: boolean;

@@ -16,8 +16,12 @@ export const CaptureResult = Type.Object({
   expires_at: IsoDateTime,
   quota: Type.Object({ used: Type.Integer(), limit: Type.Integer() }),
   format: Type.String(),
-  width: Type.Integer({ description: 'Pixel width of the image.' }),
-  height: Type.Integer({ description: 'Pixel height of the image.' }),
+  width: Type.Integer({
+    description: 'Pixel width of the image; for a PDF, its first page in points (1/72 in).',
+  }),
+  height: Type.Integer({
+    description: 'Pixel height of the image; for a PDF, its first page in points (1/72 in).',
+  }),
   truncated: Type.Optional(
     Type.Boolean({ description: 'Full-page image cut at the height limit.' }),
   ),

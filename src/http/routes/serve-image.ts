@@ -4,7 +4,7 @@ import { AppError } from '../../domain/errors.ts';
 import { errorResponses } from '../schemas.ts';
 import type { App, RouteDeps } from '../types.ts';
 
-const FILE = /^([A-Za-z0-9_-]{22})\.(png|jpg|webp)$/;
+const FILE = /^([A-Za-z0-9_-]{22})\.(png|jpg|webp|pdf)$/;
 
 /**
  * Hosted images. The record decides: expired, purged or deleted answers 404 even if the
@@ -35,13 +35,19 @@ export function registerServeImage(app: App, deps: RouteDeps): void {
       const image = await deps.storage.get(`${token}.${ext}`);
       if (!image) throw notFound();
       const maxAge = Math.max(0, Math.floor((record.expiresAt - now) / 1000));
-      return reply
-        .header('Content-Type', contentTypeForExt(ext) ?? 'application/octet-stream')
-        .header('X-Content-Type-Options', 'nosniff')
-        .header('Cache-Control', `public, max-age=${maxAge}, immutable`)
-        .header('Expires', new Date(record.expiresAt).toUTCString())
-        .header('Content-Security-Policy', "default-src 'none'")
-        .send(image.body);
+      return (
+        reply
+          .header('Content-Type', contentTypeForExt(ext) ?? 'application/octet-stream')
+          .header('X-Content-Type-Options', 'nosniff')
+          .header('Cache-Control', `public, max-age=${maxAge}, immutable`)
+          .header('Expires', new Date(record.expiresAt).toUTCString())
+          // A PDF opens in the browser's viewer, which the document embeds as its own object.
+          .header(
+            'Content-Security-Policy',
+            ext === 'pdf' ? "default-src 'none'; object-src 'self'" : "default-src 'none'",
+          )
+          .send(image.body)
+      );
     },
   );
 }

@@ -1174,10 +1174,10 @@ export interface paths {
                         /** @description Absolute http(s) URL of the page, at most 2,048 characters. */
                         url: string;
                         /**
-                         * @description Default png; webp is Pro-only.
+                         * @description Default png; webp and pdf are Pro-only (plan data). pdf: a PDF of the page, with the pdf_* options.
                          * @enum {string}
                          */
-                        format?: "png" | "jpeg" | "webp";
+                        format?: "png" | "jpeg" | "webp" | "pdf";
                         /** @description Viewport width in CSS pixels (default 1920), capped at the plan maximum. */
                         width?: number;
                         /** @description Viewport height in CSS pixels (default 1080), capped at the plan maximum. */
@@ -1277,6 +1277,17 @@ export interface paths {
                         landscape?: boolean;
                         /** @description The 201 also carries `metadata`: the page title, description, final URL, HTTP status, Open Graph title, description and image, and icon URL (absent values are null). */
                         metadata?: boolean;
+                        /**
+                         * @description format pdf: the paper size. Default a4.
+                         * @enum {string}
+                         */
+                        pdf_paper?: "a4" | "letter" | "legal" | "a3" | "tabloid";
+                        /** @description format pdf: the paper turned on its side. Default false. */
+                        pdf_landscape?: boolean;
+                        /** @description format pdf: background colours and images printed. Default true. */
+                        pdf_print_background?: boolean;
+                        /** @description format pdf: one page as tall as the content (the paper's width), cut at the height bound. Default false. */
+                        pdf_single_page?: boolean;
                     };
                 };
             };
@@ -1300,9 +1311,9 @@ export interface paths {
                                 limit: number;
                             };
                             format: string;
-                            /** @description Pixel width of the image. */
+                            /** @description Pixel width of the image; for a PDF, its first page in points (1/72 in). */
                             width: number;
-                            /** @description Pixel height of the image. */
+                            /** @description Pixel height of the image; for a PDF, its first page in points (1/72 in). */
                             height: number;
                             /** @description Full-page image cut at the height limit. */
                             truncated?: boolean;

@@ -49,6 +49,9 @@ interface Options {
   hasTouch: boolean;
   landscape: boolean;
   metadata: boolean;
+  pdfPaper: string;
+  pdfLandscape: boolean;
+  pdfSinglePage: boolean;
 }
 
 /** The request kinds `block_resources` names, in the API's order. */
@@ -107,7 +110,7 @@ export function captureBody(o: Options): Record<string, unknown> {
     url: normalizeUrl(o.url) || 'https://example.com',
     format: o.format,
     ...(o.device ? { device: o.device } : { width: o.width, height: o.height }),
-    ...(o.fullPage ? { full_page: true } : {}),
+    ...(o.fullPage && o.format !== 'pdf' ? { full_page: true } : {}),
     ...(o.fresh ? { fresh: true } : {}),
     ...(o.scale !== 1 && !o.device ? { device_scale_factor: o.scale } : {}),
     ...(o.userAgent.trim() ? { user_agent: o.userAgent.trim() } : {}),
@@ -120,7 +123,7 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.scrollIntoView.trim() ? { scroll_into_view: o.scrollIntoView.trim() } : {}),
     ...(o.failOnHttpError ? { fail_on_http_error: true } : {}),
     ...(o.cacheTtl !== 900 ? { cache_ttl: o.cacheTtl } : {}),
-    ...(!o.fullPage && parseClip(o.clip) ? { clip: parseClip(o.clip) } : {}),
+    ...(!o.fullPage && o.format !== 'pdf' && parseClip(o.clip) ? { clip: parseClip(o.clip) } : {}),
     ...(lines(o.blockRequests).length > 0 ? { block_requests: lines(o.blockRequests) } : {}),
     ...(o.blockResources.length > 0 ? { block_resources: o.blockResources } : {}),
     ...(Object.keys(parseHeaders(o.headers)).length > 0
@@ -137,6 +140,9 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.hasTouch ? { has_touch: true } : {}),
     ...(o.landscape ? { landscape: true } : {}),
     ...(o.metadata ? { metadata: true } : {}),
+    ...(o.format === 'pdf' && o.pdfPaper !== 'a4' ? { pdf_paper: o.pdfPaper } : {}),
+    ...(o.format === 'pdf' && o.pdfLandscape ? { pdf_landscape: true } : {}),
+    ...(o.format === 'pdf' && o.pdfSinglePage ? { pdf_single_page: true } : {}),
   };
 }
 
@@ -193,6 +199,9 @@ export function PlaygroundPage() {
     hasTouch: false,
     landscape: false,
     metadata: false,
+    pdfPaper: 'a4',
+    pdfLandscape: false,
+    pdfSinglePage: false,
   });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
@@ -223,6 +232,7 @@ export function PlaygroundPage() {
     authPassword: useId(),
     device: useId(),
     deviceHint: useId(),
+    pdfPaper: useId(),
   };
 
   const set = <K extends keyof Options>(name: K, value: Options[K]) =>
@@ -323,7 +333,7 @@ export function PlaygroundPage() {
                   value={options.format}
                   onChange={(e) => set('format', e.target.value)}
                 >
-                  {['png', 'jpeg', 'webp'].map((f) => (
+                  {['png', 'jpeg', 'webp', 'pdf'].map((f) => (
                     <option key={f} value={f} disabled={plan ? !plan.formats.includes(f) : false}>
                       {f.toUpperCase()}
                       {plan && !plan.formats.includes(f) ? ' (Pro)' : ''}
@@ -367,6 +377,45 @@ export function PlaygroundPage() {
               )}{' '}
               on your plan; larger values are capped.
             </p>
+            {options.format === 'pdf' && (
+              <div className="field-row">
+                <div className="field">
+                  <label htmlFor={ids.pdfPaper}>PDF paper</label>
+                  <select
+                    id={ids.pdfPaper}
+                    className="input"
+                    value={options.pdfPaper}
+                    onChange={(e) => set('pdfPaper', e.target.value)}
+                  >
+                    {['a4', 'letter', 'legal', 'a3', 'tabloid'].map((p) => (
+                      <option key={p} value={p}>
+                        {p === 'a4' || p === 'a3'
+                          ? p.toUpperCase()
+                          : p[0]?.toUpperCase() + p.slice(1)}
+                      </option>
+                    ))}
+                  </select>
+                </div>
+                <div className="checks">
+                  <label className="check">
+                    <input
+                      type="checkbox"
+                      checked={options.pdfLandscape}
+                      onChange={(e) => set('pdfLandscape', e.target.checked)}
+                    />
+                    PDF landscape
+                  </label>
+                  <label className="check">
+                    <input
+                      type="checkbox"
+                      checked={options.pdfSinglePage}
+                      onChange={(e) => set('pdfSinglePage', e.target.checked)}
+                    />
+                    One PDF page as tall as the content
+                  </label>
+                </div>
+              </div>
+            )}
             <div className="checks">
               <label className="check">
                 <input

@@ -9,9 +9,11 @@ export const format = defineOption({
   // A string with an enum (not Type.Enum): a number is "must be a string", as before.
   schema: Type.Unsafe<ImageFormat>(
     Type.String({
-      enum: ['png', 'jpeg', 'webp'],
+      enum: ['png', 'jpeg', 'webp', 'pdf'],
       default: undefined,
-      description: 'Default png; webp is Pro-only.',
+      description:
+        'Default png; webp and pdf are Pro-only (plan data). pdf: a PDF of the page, with ' +
+        'the pdf_* options.',
     }),
   ),
   resolve(value, { plan }) {
