@@ -42,6 +42,7 @@ import {
   blockServiceWorkers,
   documentHeight,
   elementBox,
+  expandInnerScroller,
   firstInvalidSelector,
   freezeAndHide,
   readMetadata,
@@ -979,6 +980,7 @@ export class CapturePage {
     // The tallest image the bounds allow at this width: no need to scroll beyond it.
     const maxCss = fitImage(viewportWidth, Number.MAX_SAFE_INTEGER, bounds).height / dsf;
     this.phase = 'scrolling through the page';
+    await run.step(this.#page.evaluate(expandInnerScroller));
     await run.step(
       this.#page.evaluate(scrollThrough, {
         maxHeight: maxCss,

@@ -173,6 +173,40 @@ export function freezeAndHide(hide: string[]): void {
   }
 }
 
+/**
+ * Full page of a page whose content scrolls inside an element rather than the document
+ * (`html, body {height: 100%; overflow: hidden}` around a scrolling `<main>`): the tallest
+ * such element that is the page's main area (at least half the viewport each way) and holds
+ * more than the document is let out to its full height, with every ancestor, so the document
+ * becomes as tall as its content. Returns whether one was expanded. The page is not used again
+ * as it was: the capture's context is reset (or replaced) afterwards.
+ */
+export function expandInnerScroller(): boolean {
+  const docHeight = Math.max(
+    document.documentElement?.scrollHeight ?? 0,
+    document.body?.scrollHeight ?? 0,
+  );
+  let best: HTMLElement | null = null;
+  for (const el of Array.from(document.querySelectorAll<HTMLElement>('body *'))) {
+    if (el.scrollHeight <= el.clientHeight + 1) continue;
+    const { overflowY } = getComputedStyle(el);
+    if (overflowY !== 'auto' && overflowY !== 'scroll' && overflowY !== 'overlay') continue;
+    const rect = el.getBoundingClientRect();
+    if (rect.width < window.innerWidth / 2 || rect.height < window.innerHeight / 2) continue;
+    if (best === null || el.scrollHeight > best.scrollHeight) best = el;
+  }
+  if (best === null || best.scrollHeight <= docHeight) return false;
+  const free = (el: HTMLElement): void => {
+    el.style.setProperty('height', 'auto', 'important');
+    el.style.setProperty('max-height', 'none', 'important');
+    el.style.setProperty('overflow', 'visible', 'important');
+  };
+  best.scrollTop = 0;
+  free(best);
+  for (let el = best.parentElement; el !== null; el = el.parentElement) free(el);
+  return true;
+}
+
 export interface ScrollThroughArgs {
   /** CSS px: stop scrolling past this height (the page will be cut there anyway). */
   maxHeight: number;
