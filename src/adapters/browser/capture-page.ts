@@ -637,7 +637,10 @@ export class CapturePage {
       // Laid out at the paper's width with print styles, as printing will lay it out.
       await run.step(
         Promise.all([
-          this.#cdp.send('Emulation.setEmulatedMedia', { media: 'print' }),
+          this.#cdp.send('Emulation.setEmulatedMedia', {
+            media: 'print',
+            features: optionSteps.flatMap((s) => s.mediaFeatures?.(o) ?? []),
+          }),
           this.#cdp.send('Emulation.setDeviceMetricsOverride', {
             width: Math.round(paperWidth * CSS_PX_PER_INCH),
             height: o.height,

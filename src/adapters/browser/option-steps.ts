@@ -307,6 +307,7 @@ export const OPTION_STEPS = {
   pdf_landscape: { readBy: ['pdf'] },
   pdf_print_background: { readBy: ['pdf'] },
   pdf_single_page: { readBy: ['pdf'] },
+  response_type: {}, // how the route answers: the page never sees it
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**

@@ -33,6 +33,7 @@ import { omitBackground } from './options/omit-background.ts';
 import { pdfLandscape, pdfPaper, pdfPrintBackground, pdfSinglePage } from './options/pdf.ts';
 import { quality } from './options/quality.ts';
 import { reducedMotion } from './options/reduced-motion.ts';
+import { responseType } from './options/response-type.ts';
 import { scripts } from './options/scripts.ts';
 import { scrollIntoView } from './options/scroll-into-view.ts';
 import { selector } from './options/selector.ts';
@@ -106,6 +107,7 @@ export const CAPTURE_OPTIONS = [
   pdfLandscape,
   pdfPrintBackground,
   pdfSinglePage,
+  responseType,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

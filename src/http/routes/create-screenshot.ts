@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
 import { captureScreenshot } from '../../domain/captures/capture-screenshot.ts';
 import { imageUrl } from '../../domain/captures/ports.ts';
+import { contentTypeForExt } from '../../domain/captures/render-and-store.ts';
+import { AppError } from '../../domain/errors.ts';
 import { toIso } from '../../lib/time.ts';
 import { requireApiKey } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
@@ -14,6 +16,10 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
       schema: {
         tags: ['screenshots'],
         summary: 'Capture a page and get a hosted image URL',
+        description:
+          'Answers 201 with the JSON below; with `response_type: "image"` the 201 body is ' +
+          'the image bytes instead (Content-Type of the format) and the facts are headers: ' +
+          'X-Image-Url, X-Expires-At, X-Cached, X-Quota-Used, X-Quota-Limit, X-Screenshot-Id.',
         security: [{ apiKey: [] }],
         body: CaptureRequest,
         response: {
@@ -37,6 +43,22 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
         reply.header('X-Target-Status', String(record.targetStatus));
       if (outcome.renderMs !== null)
         reply.header('X-Render-Time-Ms', String(Math.round(outcome.renderMs)));
+      if (request.body.response_type === 'image') {
+        // The bytes as stored (a render's, or the cached record's): one read either way.
+        const stored = await deps.storage.get(`${record.token}.${record.ext}`);
+        if (!stored) throw new AppError('storage_error', 'the stored image could not be read');
+        if (record.listable) reply.header('X-Screenshot-Id', String(record.id));
+        return reply
+          .status(201)
+          .header('Content-Type', contentTypeForExt(record.ext) ?? 'application/octet-stream')
+          .header('X-Content-Type-Options', 'nosniff')
+          .header('X-Image-Url', imageUrl(deps.capture, record))
+          .header('X-Expires-At', toIso(record.expiresAt))
+          .header('X-Cached', String(outcome.cached))
+          .header('X-Quota-Used', String(outcome.quota.used))
+          .header('X-Quota-Limit', String(outcome.quota.limit))
+          .send(stored.body);
+      }
       return reply.status(201).send({
         ...(record.listable ? { id: record.id } : {}),
         image_url: imageUrl(deps.capture, record),

@@ -1160,7 +1160,10 @@ export interface paths {
             };
         };
         put?: never;
-        /** Capture a page and get a hosted image URL */
+        /**
+         * Capture a page and get a hosted image URL
+         * @description Answers 201 with the JSON below; with `response_type: "image"` the 201 body is the image bytes instead (Content-Type of the format) and the facts are headers: X-Image-Url, X-Expires-At, X-Cached, X-Quota-Used, X-Quota-Limit, X-Screenshot-Id.
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1288,6 +1291,11 @@ export interface paths {
                         pdf_print_background?: boolean;
                         /** @description format pdf: one page as tall as the content (the paper's width), cut at the height bound. Default false. */
                         pdf_single_page?: boolean;
+                        /**
+                         * @description json (default): the JSON body. image: the image bytes as the 201 body, with Content-Type of the format and X-Image-Url, X-Expires-At, X-Cached, X-Quota-Used, X-Quota-Limit and (listable records) X-Screenshot-Id headers.
+                         * @enum {string}
+                         */
+                        response_type?: "json" | "image";
                     };
                 };
             };
