@@ -1002,7 +1002,10 @@ export class CapturePage {
     );
     const deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
     const fit = fitImage(viewportWidth, deviceHeight, bounds);
-    // Only the clip is rendered beyond the viewport: the viewport itself keeps its size.
+    // Only the clip is rendered beyond the viewport (captureBeyondViewport): the viewport
+    // itself keeps its size, so `100vh` sections stay the viewport's height and fixed or
+    // sticky elements are laid out once, where they sit, instead of growing with the
+    // document as they would if the viewport were resized to the page's height.
     const clip = deviceClip(0, 0, fit.width, fit.height, dsf);
     return { bounds, clip, beyondViewport: true, truncated: fit.truncated };
   }

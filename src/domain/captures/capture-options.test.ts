@@ -366,6 +366,20 @@ test('landscape swaps the width and height, then caps them', () => {
   assert.deepEqual([custom.width, custom.height], [900, 600]);
   const capped = resolve({ width: 1920, height: 1080, landscape: true }, DEFAULT_PLANS.free).render;
   assert.deepEqual([capped.width, capped.height], [1080, 1080]);
+  // The swap takes the sizes as asked for, then caps: the long side is not lost to a cap
+  // applied before the turn.
+  const ipad = resolve({ device: 'ipad-pro-12-9', landscape: true }, DEFAULT_PLANS.free).render;
+  assert.deepEqual([ipad.width, ipad.height], [1366, 1024]);
+  const tall = resolve({ width: 800, height: 1500, landscape: true }, DEFAULT_PLANS.free).render;
+  assert.deepEqual([tall.width, tall.height], [1500, 800]);
+  const mixed = resolve({ device: 'iphone-15', width: 500, landscape: true }).render;
+  assert.deepEqual(
+    [mixed.width, mixed.height],
+    [659, 500],
+    "the request's width, the preset's height",
+  );
+  const defaults = resolve({ landscape: true }).render;
+  assert.deepEqual([defaults.width, defaults.height], [1080, 1920]);
   assert.deepEqual(
     cacheKeyFor('u', resolve({ device: 'iphone-15', landscape: true }).render),
     cacheKeyFor('u', resolve({ device: 'iphone-15', width: 659, height: 393 }).render),
