@@ -4,6 +4,7 @@ import * as m0002 from './0002-usage-and-screenshots.ts';
 import * as m0003 from './0003-billing.ts';
 import * as m0004 from './0004-window-counters.ts';
 import * as m0005 from './0005-screenshot-metadata.ts';
+import * as m0006 from './0006-signing-secrets.ts';
 import type { Dialect, MigrationFn } from './helpers.ts';
 
 /**
@@ -16,6 +17,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, { up: MigrationFn }]> = [
   ['0003-billing', m0003],
   ['0004-window-counters', m0004],
   ['0005-screenshot-metadata', m0005],
+  ['0006-signing-secrets', m0006],
 ];
 
 class StaticProvider implements MigrationProvider {

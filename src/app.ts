@@ -32,6 +32,8 @@ import { registerLocalBillingPages } from './http/routes/local-billing-pages.ts'
 import { registerLogIn } from './http/routes/log-in.ts';
 import { registerLogOut } from './http/routes/log-out.ts';
 import { registerMe } from './http/routes/me.ts';
+import { registerRenderLink } from './http/routes/render-link.ts';
+import { registerReplaceSigningSecret } from './http/routes/replace-signing-secret.ts';
 import { registerServeImage } from './http/routes/serve-image.ts';
 import { registerSignUp } from './http/routes/sign-up.ts';
 import { ErrorBody } from './http/schemas.ts';
@@ -116,12 +118,14 @@ export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}
   registerCreateKey(app, deps);
   registerListKeys(app, deps);
   registerDeleteKey(app, deps);
+  registerReplaceSigningSecret(app, deps);
   registerBillingSubscription(app, deps);
   registerBillingCheckout(app, deps);
   registerBillingPortal(app, deps);
   registerBillingWebhook(app, deps);
   registerLocalBillingPages(app, deps);
   registerCreateScreenshot(app, deps);
+  registerRenderLink(app, deps);
   registerListScreenshots(app, deps);
   registerDeleteScreenshot(app, deps);
   registerGetUsage(app, deps);

@@ -12,6 +12,7 @@ import { createLocalBillingStore } from './adapters/db/billing-store.ts';
 import { connectDatabase, type DatabaseHandle } from './adapters/db/connect.ts';
 import { createExclusiveRunner } from './adapters/db/exclusive.ts';
 import { createKyselyStore } from './adapters/db/kysely-store.ts';
+import { loadServerSecret } from './adapters/db/server-secret.ts';
 import { createMemoryRevocations } from './adapters/events/memory-revocations.ts';
 import { createPostgresRevocations } from './adapters/events/postgres-revocations.ts';
 import { createRedisRevocations } from './adapters/events/redis-revocations.ts';
@@ -37,6 +38,7 @@ import { demoAllowance } from './domain/plans.ts';
 import type { RevocationBus } from './domain/revocations.ts';
 import type { HttpDeps } from './http/types.ts';
 import { createBillingHousekeeping, createRetentionSweep, type JobLogger } from './jobs.ts';
+import { createSecretDeriver } from './lib/server-secret.ts';
 import { SingleFlight } from './lib/single-flight.ts';
 import { type Clock, MINUTE_MS, systemClock } from './lib/time.ts';
 
@@ -93,6 +95,15 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     });
     closers.push(() => database.close());
     await migrateToLatest(database.db as never, database.dialect);
+    const serverSecret = await loadServerSecret(database.db, config.serverSecret, clock());
+    if (serverSecret.source === 'database' && config.nodeEnv === 'production') {
+      logger?.warn(
+        {},
+        'SERVER_SECRET is not set: the secret signing secrets derive from is kept in the ' +
+          'database, so a copy of the database is enough to forge signed links ' +
+          '(docs/deployment.md, "Secrets")',
+      );
+    }
 
     const storage = await createStorage(config.storage);
     closers.push(() => storage.close());
@@ -107,6 +118,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       clock,
       plans,
       counters,
+      secrets: createSecretDeriver(serverSecret.secret),
       revocations: shared.revocations,
       loginThrottle: {
         byEmail: counters.create({

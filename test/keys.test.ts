@@ -22,8 +22,10 @@ describeEachDatabase('API keys', (db) => {
       'last_used_at',
       'name',
       'prefix',
+      'signing_secret',
     ]);
     assert.match(String(body.key), /^sk_live_[0-9A-Za-z]{38}$/);
+    assert.match(String(body.signing_secret), /^sig_live_[0-9A-Za-z]{43}$/);
     assert.equal(body.prefix, String(body.key).slice(0, 12));
     assert.equal(body.name, 'production');
     assert.equal(body.last_used_at, null);

@@ -65,6 +65,11 @@ export interface Config {
         forcePathStyle: boolean;
       };
   billing: BillingConfig;
+  /**
+   * SERVER_SECRET: the root of every derived secret (signing secrets); unset, one kept in the
+   * database is used (docs/deployment.md, "Secrets").
+   */
+  serverSecret: string | undefined;
 }
 
 /** The payment provider: Stripe when its settings are given, else the built-in local one. */
@@ -170,10 +175,19 @@ export function loadConfig(env: Env): Config {
     },
     storage: parseStorage(r, dataDir),
     billing: parseBilling(r, nodeEnv),
+    serverSecret: parseServerSecret(r),
   };
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
+}
+
+function parseServerSecret(r: EnvReader): string | undefined {
+  const secret = r.optional('SERVER_SECRET');
+  if (secret !== undefined && secret.length < 32) {
+    r.problem('SERVER_SECRET must be at least 32 characters (e.g. openssl rand -base64 32)');
+  }
+  return secret;
 }
 
 function defaultPublicUrl(host: string, port: number): URL {

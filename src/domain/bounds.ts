@@ -106,6 +106,14 @@ export const BOUNDS = {
     cursorMaxLength: 100,
   },
 
+  /** Signed render links (docs/api.md, "Signed render links"). */
+  links: {
+    /** How far ahead a link's `expires` may be, in seconds (7 days). */
+    maxLifetimeSeconds: 7 * 24 * 3600,
+    /** Query parameters in one link, repeated ones counted each time. */
+    maxParams: 100,
+  },
+
   /** Rate windows that are not a plan field. */
   rates: {
     /** The per-minute windows (plan `rate_per_minute`, and the one below). */

@@ -1,3 +1,4 @@
+import type { SecretDeriver } from '../lib/server-secret.ts';
 import type { Clock } from '../lib/time.ts';
 import type { CounterFactory, WindowCounter } from './limits.ts';
 import type { PlanTable } from './plans.ts';
@@ -9,5 +10,7 @@ export interface DomainContext {
   clock: Clock;
   plans: PlanTable;
   counters: CounterFactory;
+  /** Secrets derived from the server secret (signing secrets). */
+  secrets: SecretDeriver;
   loginThrottle: { byEmail: WindowCounter; byIp: WindowCounter };
 }

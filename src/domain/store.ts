@@ -50,6 +50,8 @@ export interface KeyStore {
     name: string;
     prefix: string;
     keyHash: string;
+    /** Derives the key's signing secret with the server secret (keys/signing-secret.ts). */
+    signingNonce: string;
     now: number;
     maxActive: number;
   }): Promise<ApiKeyRecord | 'limit_reached'>;
@@ -59,6 +61,12 @@ export interface KeyStore {
   findActiveByHash(
     keyHash: string,
   ): Promise<{ key: ApiKeyRecord; keyHash: string; user: User } | null>;
+  /** An unrevoked key by id, for signed links: its account and signing nonce (null: none). */
+  findActiveById(
+    keyId: number,
+  ): Promise<{ key: ApiKeyRecord; signingNonce: string | null; user: User } | null>;
+  /** Replaces an active key's signing nonce; false when the account has no such key. */
+  setSigningNonce(userId: number, keyId: number, nonce: string): Promise<boolean>;
   isActive(keyId: number): Promise<boolean>;
   /** Sets last_used_at unless it was written less than `minIntervalMs` ago. */
   touch(keyId: number, now: number, minIntervalMs: number): Promise<void>;

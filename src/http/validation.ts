@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { AppError } from '../domain/errors.ts';
 
 // ajv-formats is CommonJS; its default export is the plugin function.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -80,4 +81,20 @@ export function describeValidationError(error: ErrorObject, part: string): strin
     default:
       return `${field} ${error.message ?? 'is invalid'}`;
   }
+}
+
+/**
+ * A body schema's check outside Fastify's own validation (a signed link's query, turned into
+ * the capture body): the first problem as the same 400 a body would get.
+ */
+export function bodyChecker(schema: object): (value: unknown) => void {
+  const validate = strictAjv.compile(schema);
+  return (value) => {
+    if (validate(value)) return;
+    const first = validate.errors?.[0];
+    throw new AppError(
+      'invalid_request',
+      first ? describeValidationError(first, 'body') : 'invalid request',
+    );
+  };
 }

@@ -38,3 +38,15 @@ export function safeEqual(a: string, b: string): boolean {
   const bb = Buffer.from(b);
   return ab.length === bb.length && timingSafeEqual(ab, bb);
 }
+
+/** Fixed-width base62 of bytes read as one big-endian number (`width` must hold them all). */
+export function bytesToBase62(bytes: Uint8Array, width: number): string {
+  let n = BigInt(`0x${Buffer.from(bytes).toString('hex') || '0'}`);
+  let out = '';
+  for (let i = 0; i < width; i++) {
+    out = BASE62[Number(n % 62n)] + out;
+    n /= 62n;
+  }
+  if (n !== 0n) throw new RangeError(`${bytes.length} bytes do not fit ${width} base62 digits`);
+  return out;
+}

@@ -180,15 +180,15 @@ export async function signUp(
   return { cookie: sessionCookie(res), email, id: body.user.id };
 }
 
-/** Creates an API key for the cookie's account and returns the plaintext and id. */
+/** Creates an API key for the cookie's account: the plaintext, id and signing secret. */
 export async function createKey(
   t: TestApp,
   cookie: string,
   name?: string,
-): Promise<{ key: string; id: number }> {
+): Promise<{ key: string; id: number; signing_secret: string }> {
   const res = await t.fetch('/v1/keys', { method: 'POST', cookie, json: name ? { name } : {} });
   if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${await res.text()}`);
-  return (await res.json()) as { key: string; id: number };
+  return (await res.json()) as { key: string; id: number; signing_secret: string };
 }
 
 /** A new account's API key: signed up and a key created, through the API. */

@@ -78,6 +78,18 @@ const toKey = (row: Selectable<ApiKeysTable>): ApiKeyRecord => ({
   lastUsedAt: row.last_used_at,
 });
 
+/** A key's row with its account's, as the hot-path lookups read them. */
+type KeyWithOwner = Selectable<ApiKeysTable> & {
+  email: string;
+  plan: string;
+  user_created_at: number;
+};
+const KEY_WITH_OWNER = `k.id, k.user_id, k.name, k.prefix, k.key_hash, k.created_at,
+  k.last_used_at, k.revoked_at, k.signing_nonce, u.email, u.plan,
+  u.created_at AS user_created_at`;
+const ownerOf = (row: KeyWithOwner): User =>
+  toUser({ id: row.user_id, email: row.email, plan: row.plan, created_at: row.user_created_at });
+
 const isUniqueViolation = (err: unknown): boolean => {
   const e = err as { code?: string; errcode?: number; message?: string };
   // PostgreSQL 23505; SQLite SQLITE_CONSTRAINT_UNIQUE (2067).
@@ -155,7 +167,7 @@ function sessionStore(db: Kysely<Database>): SessionStore {
 function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): KeyStore {
   const raw = rawRunner(db, dialect, hot);
   return {
-    async createWithinLimit({ userId, name, prefix, keyHash, now, maxActive }) {
+    async createWithinLimit({ userId, name, prefix, keyHash, signingNonce, now, maxActive }) {
       return db.transaction().execute(async (trx) => {
         // Serialise key creation per account so two concurrent creates cannot both pass
         // the count (SQLite transactions are already serial).
@@ -171,7 +183,14 @@ function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): Key
         if (Number(n) >= maxActive) return 'limit_reached' as const;
         const row = await trx
           .insertInto('api_keys')
-          .values({ user_id: userId, name, prefix, key_hash: keyHash, created_at: now })
+          .values({
+            user_id: userId,
+            name,
+            prefix,
+            key_hash: keyHash,
+            signing_nonce: signingNonce,
+            created_at: now,
+          })
           .returningAll()
           .executeTakeFirstOrThrow();
         return toKey(row);
@@ -199,26 +218,30 @@ function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): Key
       return Number(res.numUpdatedRows) > 0;
     },
     async findActiveByHash(keyHash) {
-      const [row] = await raw<
-        Selectable<ApiKeysTable> & { email: string; plan: string; user_created_at: number }
-      >(
-        `SELECT k.id, k.user_id, k.name, k.prefix, k.key_hash, k.created_at, k.last_used_at,
-                k.revoked_at, u.email, u.plan, u.created_at AS user_created_at
-           FROM api_keys k JOIN users u ON u.id = k.user_id
+      const [row] = await raw<KeyWithOwner>(
+        `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
           WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
         [keyHash],
       );
-      if (!row) return null;
-      return {
-        key: toKey(row),
-        keyHash: row.key_hash,
-        user: toUser({
-          id: row.user_id,
-          email: row.email,
-          plan: row.plan,
-          created_at: row.user_created_at,
-        }),
-      };
+      return row ? { key: toKey(row), keyHash: row.key_hash, user: ownerOf(row) } : null;
+    },
+    async findActiveById(keyId) {
+      const [row] = await raw<KeyWithOwner>(
+        `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
+          WHERE k.id = ? AND k.revoked_at IS NULL`,
+        [keyId],
+      );
+      return row ? { key: toKey(row), signingNonce: row.signing_nonce, user: ownerOf(row) } : null;
+    },
+    async setSigningNonce(userId, keyId, nonce) {
+      const res = await db
+        .updateTable('api_keys')
+        .set({ signing_nonce: nonce })
+        .where('id', '=', keyId)
+        .where('user_id', '=', userId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
     },
     async isActive(keyId) {
       const rows = await raw('SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL', [keyId]);

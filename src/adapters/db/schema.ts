@@ -36,6 +36,15 @@ export interface ApiKeysTable {
   created_at: Millis;
   last_used_at: Millis | null;
   revoked_at: Millis | null;
+  /** With the server secret and the id, derives the key's signing secret; null: none yet. */
+  signing_nonce: string | null;
+}
+
+/** The server secret when SERVER_SECRET is not set (docs/security.md, "Signing secrets"). */
+export interface ServerSecretsTable {
+  name: string;
+  value: string;
+  created_at: Millis;
 }
 
 export interface UsageMonthsTable {
@@ -136,6 +145,7 @@ export interface Database {
   local_billing_sessions: LocalBillingSessionsTable;
   local_billing_subscriptions: LocalBillingSubscriptionsTable;
   window_counters: WindowCountersTable;
+  server_secrets: ServerSecretsTable;
 }
 
 export type { Flag, Millis };

@@ -22,13 +22,15 @@ export async function authenticateKey(
   const found = await ctx.store.keys.findActiveByHash(hash);
   // The lookup is by hash; the comparison keeps even that step constant-time.
   if (!found || !safeEqual(found.keyHash, hash)) throw UNAUTHORIZED();
-  const now = ctx.clock();
-  if (
-    found.key.lastUsedAt === null ||
-    now - found.key.lastUsedAt >= BOUNDS.account.keyTouchIntervalMs
-  ) {
-    // Best effort and off the request path: a failed write only delays last_used_at.
-    ctx.store.keys.touch(found.key.id, now, BOUNDS.account.keyTouchIntervalMs).catch(() => {});
-  }
+  touchKey(ctx, found.key);
   return { key: found.key, user: found.user };
+}
+
+/** Notes the key's use in last_used_at, at most once per keyTouchIntervalMs. */
+export function touchKey(ctx: DomainContext, key: ApiKeyRecord): void {
+  const now = ctx.clock();
+  if (key.lastUsedAt === null || now - key.lastUsedAt >= BOUNDS.account.keyTouchIntervalMs) {
+    // Best effort and off the request path: a failed write only delays last_used_at.
+    ctx.store.keys.touch(key.id, now, BOUNDS.account.keyTouchIntervalMs).catch(() => {});
+  }
 }

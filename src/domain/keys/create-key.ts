@@ -3,12 +3,13 @@ import { BOUNDS } from '../bounds.ts';
 import type { DomainContext } from '../context.ts';
 import { AppError } from '../errors.ts';
 import type { ApiKeyRecord } from '../store.ts';
+import { newSigningNonce, signingSecret } from './signing-secret.ts';
 
-/** Creates a key; the plaintext is returned here and never again. */
+/** Creates a key; the plaintext and its signing secret are returned here and never again. */
 export async function createKey(
   ctx: DomainContext,
   options: { userId: number; name?: string | undefined },
-): Promise<ApiKeyRecord & { key: string }> {
+): Promise<ApiKeyRecord & { key: string; signingSecret: string }> {
   const name = (options.name ?? '').trim() || 'default';
   if (name.length > BOUNDS.account.keyNameMax) {
     throw new AppError(
@@ -17,11 +18,13 @@ export async function createKey(
     );
   }
   const { key, prefix, hash } = generateApiKey();
+  const signingNonce = newSigningNonce();
   const created = await ctx.store.keys.createWithinLimit({
     userId: options.userId,
     name,
     prefix,
     keyHash: hash,
+    signingNonce,
     now: ctx.clock(),
     maxActive: BOUNDS.account.maxActiveKeys,
   });
@@ -31,5 +34,5 @@ export async function createKey(
       `key limit reached (${BOUNDS.account.maxActiveKeys} active keys)`,
     );
   }
-  return { ...created, key };
+  return { ...created, key, signingSecret: signingSecret(ctx.secrets, created.id, signingNonce) };
 }

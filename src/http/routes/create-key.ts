@@ -20,10 +20,14 @@ export function registerCreateKey(app: App, deps: RouteDeps): void {
           ),
         ),
         response: {
-          201: Type.Intersect([KeyItem, Type.Object({ key: Type.String() })], {
-            description:
-              'The new key. `key` is the plaintext: store it now, it is never shown again.',
-          }),
+          201: Type.Intersect(
+            [KeyItem, Type.Object({ key: Type.String(), signing_secret: Type.String() })],
+            {
+              description:
+                'The new key. `key` is the plaintext and `signing_secret` signs render ' +
+                'links (`sig_live_...`): store both now, neither is shown again.',
+            },
+          ),
           ...errorResponses(400, 401, 403, 413, 500),
         },
       },
@@ -33,7 +37,11 @@ export function registerCreateKey(app: App, deps: RouteDeps): void {
       const user = requireAccount(request);
       const created = await createKey(deps.ctx, { userId: user.id, name: request.body?.name });
       reply.header('Cache-Control', 'no-store');
-      return reply.status(201).send({ ...keyItem(created), key: created.key });
+      return reply.status(201).send({
+        ...keyItem(created),
+        key: created.key,
+        signing_secret: created.signingSecret,
+      });
     },
   );
 }

@@ -1,0 +1,282 @@
+/**
+ * GET /v1/render, signed render links (docs/api.md, "Signed render links"), through the real
+ * HTTP surface on both databases: a good link is a capture under the key's account (302 to
+ * the image, quota, cache); every refusal; the signing secret replaced; accounts kept apart.
+ */
+import assert from 'node:assert/strict';
+import { after, before, it } from 'node:test';
+import { type QueryPair, signedQueryString } from '../../src/lib/signed-query.ts';
+import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+describeEachDatabase('signed render links', (db) => {
+  let t: TestApp;
+  let site: FixtureSite;
+  before(async () => {
+    site = await startSite({ '/': page('<h1>linked</h1>'), '/other': page('<h1>other</h1>') });
+    t = await startApp({
+      db,
+      env: { EGRESS_ALLOWLIST: site.hostPort },
+      plans: { free: { rate_per_minute: 1000 } },
+    });
+  });
+  after(async () => {
+    await t?.close();
+    await site?.close();
+  });
+
+  const account = async () => {
+    const { cookie } = await signUp(t);
+    const key = await createKey(t, cookie);
+    return { cookie, ...key };
+  };
+  const link = (
+    key: { id: number; signing_secret: string },
+    options: QueryPair[],
+    expires = nowSeconds() + 3600,
+  ) =>
+    `/v1/render?${signedQueryString(key.signing_secret, [
+      ...options,
+      ['key_id', String(key.id)],
+      ['expires', String(expires)],
+    ])}`;
+  const get = (path: string, init: RequestInit = {}) =>
+    fetch(`${t.url}${path}`, { redirect: 'manual', ...init });
+  const used = async (apiKey: string) =>
+    (
+      (await (await t.fetch('/v1/usage', { headers: { 'x-api-key': apiKey } })).json()) as {
+        used: number;
+      }
+    ).used;
+  const small: QueryPair[] = [
+    ['width', '320'],
+    ['height', '200'],
+  ];
+
+  it('a good link captures, counts, and redirects to the image with a bounded cache', async () => {
+    const a = await account();
+    const expires = nowSeconds() + 3600;
+    const path = link(a, [['url', `${site.origin}/`], ...small], expires);
+    const res = await get(path);
+    assert.equal(res.status, 302, await res.clone().text());
+    assert.equal(res.headers.get('x-cache'), 'MISS');
+    const location = res.headers.get('location') ?? '';
+    assert.match(location, /^http:\/\/127\.0\.0\.1:\d+\/images\/[A-Za-z0-9_-]{22}\.png$/);
+    const maxAge = Number(
+      /^public, max-age=(\d+)$/.exec(res.headers.get('cache-control') ?? '')?.[1],
+    );
+    assert.ok(maxAge > 3500 && maxAge <= 3600, `max-age ${maxAge} is up to the link's expiry`);
+    const image = Buffer.from(await (await fetch(location)).arrayBuffer());
+    assert.deepEqual(imageSize(image), { format: 'png', width: 320, height: 200 });
+    assert.equal(await used(a.key), 1);
+    // The same link again: a cache hit, the same image, counted like a capture.
+    const again = await get(path);
+    assert.equal(again.status, 302);
+    assert.equal(again.headers.get('x-cache'), 'HIT');
+    assert.equal(again.headers.get('location'), location);
+    assert.equal(await used(a.key), 2);
+    // HEAD (a link checker) neither captures nor counts.
+    assert.notEqual((await get(path, { method: 'HEAD' })).status, 302);
+    assert.equal(await used(a.key), 2);
+  });
+
+  it('takes options with the body names: lists repeated, booleans and numbers as text', async () => {
+    const a = await account();
+    const res = await get(
+      link(a, [
+        ['url', `${site.origin}/other`],
+        ['format', 'jpeg'],
+        ['quality', '40'],
+        ['full_page', 'false'],
+        ['hide_selectors', 'h1'],
+        ['hide_selectors', '.none'],
+        ...small,
+      ]),
+    );
+    assert.equal(res.status, 302, await res.clone().text());
+    const image = Buffer.from(await (await fetch(res.headers.get('location') ?? '')).arrayBuffer());
+    assert.deepEqual(imageSize(image), { format: 'jpeg', width: 320, height: 200 });
+    assert.equal(site.hits.get('/other'), 1);
+  });
+
+  it('refuses a changed, expired, unsigned or unknown-key link with the same bare 401', async () => {
+    const a = await account();
+    const hitsBefore = site.hits.get('/') ?? 0;
+    const good = link(a, [['url', `${site.origin}/`], ...small]);
+    const cases = {
+      tampered: good.replace('width=320', 'width=321'),
+      'added parameter': `${good}&full_page=true`,
+      expired: link(a, [['url', `${site.origin}/`]], nowSeconds() - 5),
+      unsigned: good.replace(/&signature=[0-9a-f]+$/, ''),
+      'uppercase hex': good.replace(
+        /signature=([0-9a-f]+)$/,
+        (_m, s: string) => `signature=${s.toUpperCase()}`,
+      ),
+      'unknown key': link({ id: 999_999, signing_secret: a.signing_secret }, [
+        ['url', `${site.origin}/`],
+      ]),
+      'no key id': `/v1/render?${signedQueryString(a.signing_secret, [
+        ['url', `${site.origin}/`],
+        ['expires', String(nowSeconds() + 60)],
+      ])}`,
+    };
+    for (const [name, path] of Object.entries(cases)) {
+      const res = await get(path);
+      assert.equal(res.status, 401, name);
+      assert.deepEqual(await res.json(), { error: 'unauthorized' }, name);
+    }
+    assert.equal(await used(a.key), 0, 'no refusal counts');
+    assert.equal(site.hits.get('/') ?? 0, hitsBefore, 'no refusal reaches the target');
+  });
+
+  it('says what is wrong with expires, and refuses fields a link cannot carry', async () => {
+    const a = await account();
+    const url: QueryPair = ['url', `${site.origin}/`];
+    const tooFar = await get(link(a, [url], nowSeconds() + 7 * 86_400 + 120));
+    assert.equal(tooFar.status, 400);
+    assert.match(
+      ((await tooFar.json()) as { error: string }).error,
+      /^expires must be at most 604800 seconds/,
+    );
+    const missing = await get(`/v1/render?url=x&key_id=${a.id}&signature=${'0'.repeat(64)}`);
+    assert.equal(missing.status, 400);
+    assert.equal(
+      ((await missing.json()) as { error: string }).error,
+      'expires is required (Unix seconds)',
+    );
+    const notNumber = await get(`/v1/render?key_id=${a.id}&expires=soon`);
+    assert.equal(
+      ((await notNumber.json()) as { error: string }).error,
+      'expires must be a whole number of Unix seconds',
+    );
+    const refusals: Array<[QueryPair[], string | RegExp]> = [
+      [[url, ['clip', '{"x":0}']], 'clip is not allowed in a render link (an object)'],
+      [[url, ['headers', 'x']], 'headers is not allowed in a render link (an object)'],
+      [[url, ['response_type', 'image']], /^response_type is not allowed in a render link/],
+      [[url, ['width', 'wide']], 'width must be an integer'],
+      [[url, ['full_page', 'yes']], 'full_page must be a boolean (true or false)'],
+      [[url, ['width', '300'], ['width', '400']], 'width is given more than once'],
+      [[url, ['colour', 'red']], 'unknown field "colour"'],
+      [[['url', 'http://10.0.0.1/']], 'url_not_allowed'],
+      [[url, ['format', 'webp']], 'plan_restriction'],
+    ];
+    for (const [pairs, expected] of refusals) {
+      const res = await get(link(a, pairs));
+      assert.equal(res.status, 400, String(expected));
+      const body = (await res.json()) as { error: string; code: string };
+      if (expected instanceof RegExp) assert.match(body.error, expected);
+      else if (expected === 'url_not_allowed' || expected === 'plan_restriction')
+        assert.equal(body.code, expected);
+      else assert.equal(body.error, expected);
+    }
+    const badEscape = await get(`/v1/render?url=%E0%A4&key_id=${a.id}`);
+    assert.equal(badEscape.status, 400);
+    const many = await get(
+      `/v1/render?${Array.from({ length: 101 }, (_, i) => `p${i}=1`).join('&')}`,
+    );
+    assert.equal(
+      ((await many.json()) as { error: string }).error,
+      'a render link may have at most 100 query parameters',
+    );
+    assert.equal(await used(a.key), 0);
+  });
+
+  it('a revoked key, and a replaced secret, end the links signed before', async () => {
+    const a = await account();
+    const url: QueryPair = ['url', `${site.origin}/`];
+    const before = link(a, [url, ...small]);
+    assert.equal((await get(before)).status, 302);
+    const replaced = await t.fetch(`/v1/keys/${a.id}/signing-secret`, {
+      method: 'POST',
+      cookie: a.cookie,
+    });
+    assert.equal(replaced.status, 200);
+    assert.equal(replaced.headers.get('cache-control'), 'no-store');
+    const body = (await replaced.json()) as { id: number; signing_secret: string };
+    assert.equal(body.id, a.id);
+    assert.match(body.signing_secret, /^sig_live_[0-9A-Za-z]{43}$/);
+    assert.notEqual(body.signing_secret, a.signing_secret);
+    assert.equal((await get(before)).status, 401, 'the old secret is refused');
+    const renewed = link({ id: a.id, signing_secret: body.signing_secret }, [url, ...small]);
+    assert.equal((await get(renewed)).status, 302);
+    // The API key itself is unchanged by a new signing secret.
+    assert.equal(await used(a.key), 2);
+    assert.equal(
+      (await t.fetch(`/v1/keys/${a.id}`, { method: 'DELETE', cookie: a.cookie })).status,
+      200,
+    );
+    assert.equal((await get(renewed)).status, 401, 'a revoked key signs nothing');
+    const gone = await t.fetch(`/v1/keys/${a.id}/signing-secret`, {
+      method: 'POST',
+      cookie: a.cookie,
+    });
+    assert.equal(gone.status, 404);
+  });
+
+  it("keeps accounts apart: another account's key id or secret signs nothing", async () => {
+    const a = await account();
+    const b = await account();
+    const url: QueryPair = ['url', `${site.origin}/`];
+    // B's key id with A's secret (A guessing B's ids), and A's key id with B's secret.
+    const crossed = [
+      link({ id: b.id, signing_secret: a.signing_secret }, [url]),
+      link({ id: a.id, signing_secret: b.signing_secret }, [url]),
+    ];
+    for (const path of crossed) assert.equal((await get(path)).status, 401);
+    // Only the owner replaces a key's secret; for anyone else the key does not exist.
+    const foreign = await t.fetch(`/v1/keys/${a.id}/signing-secret`, {
+      method: 'POST',
+      cookie: b.cookie,
+    });
+    assert.equal(foreign.status, 404);
+    assert.equal((await get(link(a, [url, ...small]))).status, 302, "A's secret still works");
+    assert.deepEqual([await used(a.key), await used(b.key)], [1, 0]);
+  });
+});
+
+describeEachDatabase('signed render links: limits', (db) => {
+  let t: TestApp;
+  let site: FixtureSite;
+  before(async () => {
+    site = await startSite({ '/': page('<h1>rate</h1>') });
+    t = await startApp({
+      db,
+      env: { EGRESS_ALLOWLIST: site.hostPort },
+      plans: { free: { rate_per_minute: 2 }, pro: { monthly_quota: 1 } },
+    });
+  });
+  after(async () => {
+    await t?.close();
+    await site?.close();
+  });
+
+  const linkFor = (key: { id: number; signing_secret: string }) =>
+    `/v1/render?${signedQueryString(key.signing_secret, [
+      ['url', `${site.origin}/`],
+      ['width', '320'],
+      ['height', '200'],
+      ['key_id', String(key.id)],
+      ['expires', String(nowSeconds() + 600)],
+    ])}`;
+  const statuses = async (path: string, n: number) => {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) {
+      out.push((await fetch(`${t.url}${path}`, { redirect: 'manual' })).status);
+    }
+    return out;
+  };
+
+  it("draws on the account's per-minute rate like a capture", async () => {
+    const { cookie } = await signUp(t);
+    assert.deepEqual(await statuses(linkFor(await createKey(t, cookie)), 3), [302, 302, 429]);
+  });
+
+  it("draws on the account's monthly quota like a capture: 402 when it is spent", async () => {
+    const p = await signUp(t);
+    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
+    const path = linkFor(await createKey(t, p.cookie));
+    assert.deepEqual(await statuses(path, 2), [302, 402]);
+  });
+});
