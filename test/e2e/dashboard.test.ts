@@ -29,6 +29,7 @@ describe('dashboard (browser)', () => {
   let page: Page;
   const email = uniqueEmail('e2e');
   let apiKey = '';
+  let signingSecret = '';
 
   before(async () => {
     await buildWeb();
@@ -92,6 +93,8 @@ describe('dashboard (browser)', () => {
     await page.getByRole('button', { name: 'Copy key' }).click();
     await page.getByRole('button', { name: 'Copied' }).waitFor();
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), apiKey);
+    signingSecret = await page.getByLabel("New key's signing secret").inputValue();
+    assert.match(signingSecret, /^sig_live_[A-Za-z0-9]{43}$/);
 
     const row = page.locator('tbody tr').filter({ hasText: 'laptop' });
     await row.waitFor();
@@ -242,6 +245,54 @@ describe('dashboard (browser)', () => {
     await snapshot(page, 'dashboard-overview');
   });
 
+  it('builds a signed render link that renders, and replaces the signing secret', async () => {
+    await nav('API keys').click();
+    await heading('API keys').waitFor();
+    const builder = page.getByRole('region', { name: 'Render link builder' });
+    await builder.waitFor();
+    // A reload forgot the secret: it is pasted in, and only used in the page.
+    await builder.getByLabel('Signing secret').fill(signingSecret);
+    await builder.getByLabel('Page URL').fill(`${site.origin}/`);
+    await builder.getByLabel('Width').fill('320');
+    await builder.getByLabel('Height').fill('200');
+    await builder.getByRole('button', { name: 'Build link' }).click();
+    const linkField = builder.getByLabel('Signed render link');
+    await linkField.waitFor();
+    const link = await linkField.inputValue();
+    assert.match(link, new RegExp(`^${t.url}/v1/render\\?url=`));
+    const res = await fetch(link, { redirect: 'manual' });
+    assert.equal(res.status, 302, await res.clone().text());
+    const image = await fetch(res.headers.get('location') ?? '');
+    assert.equal(image.headers.get('content-type'), 'image/png');
+    assert.deepEqual(await unlabelledFields(page), []);
+    await snapshot(page, 'dashboard-keys-link-builder');
+
+    const row = page.locator('tbody tr').filter({ hasText: 'laptop' });
+    await row.getByRole('button', { name: 'New signing secret for laptop' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Replace the signing secret?' });
+    await dialog.getByRole('button', { name: 'Replace secret' }).click();
+    const revealed = page.getByRole('region', { name: /^New signing secret for/ });
+    const fresh = await revealed.getByLabel('Signing secret').inputValue();
+    assert.match(fresh, /^sig_live_[A-Za-z0-9]{43}$/);
+    assert.notEqual(fresh, signingSecret);
+    assert.equal(
+      (await fetch(link, { redirect: 'manual' })).status,
+      401,
+      'the old link is refused',
+    );
+    // The builder knows the new secret in this tab: a link without pasting renders again.
+    await builder.getByLabel('Signing secret').fill('');
+    await builder.getByRole('button', { name: 'Build link' }).click();
+    let renewed = link;
+    for (let i = 0; i < 100 && renewed === link; i++) {
+      await sleep(50);
+      renewed = await linkField.inputValue().catch(() => link);
+    }
+    assert.notEqual(renewed, link);
+    assert.equal((await fetch(renewed, { redirect: 'manual' })).status, 302);
+    await revealed.getByRole('button', { name: 'I have stored it, hide it' }).click();
+  });
+
   it('explains that screenshot history is a Pro feature on Free', async () => {
     await nav('Screenshots').click();
     await heading('Screenshots').waitFor();
@@ -290,7 +341,8 @@ describe('dashboard (browser)', () => {
     await page.getByRole('img', { name: /^Capture result, 2560×1600 PNG/ }).waitFor({
       timeout: 30_000,
     });
-    assert.match(await page.locator('.facts').innerText(), /2 of 5,000 used this month/);
+    // The playground's capture, two render links and this one.
+    assert.match(await page.locator('.facts').innerText(), /4 of 5,000 used this month/);
 
     await nav('Screenshots').click();
     await heading('Screenshots').waitFor();

@@ -34,8 +34,10 @@ export type User = JsonBody<'/v1/auth/me', 'get', 200>['user'];
 
 /** One entry of GET /v1/keys. */
 export type ApiKey = JsonBody<'/v1/keys', 'get', 200>['data'][number];
-/** POST /v1/keys: the new key with its plaintext, shown once. */
+/** POST /v1/keys: the new key with its plaintext and signing secret, shown once. */
 export type CreatedKey = JsonBody<'/v1/keys', 'post', 201>;
+/** POST /v1/keys/{id}/signing-secret: the new signing secret, shown once. */
+export type ReplacedSecret = JsonBody<'/v1/keys/{id}/signing-secret', 'post', 200>;
 
 /** GET /v1/account/usage. */
 export type AccountUsage = JsonBody<'/v1/account/usage', 'get', 200>;

@@ -1,8 +1,9 @@
 import { type FormEvent, useEffect, useId, useRef, useState } from 'react';
-import type { ApiKey, CreatedKey, JsonBody } from '../api/types.ts';
-import { ApiError } from '../shared/api.ts';
+import type { ApiKey, CreatedKey, JsonBody, ReplacedSecret } from '../api/types.ts';
+import { ApiError, apiOrigin } from '../shared/api.ts';
 import { CopyButton } from '../shared/copy-button.tsx';
 import { formatDate, formatDateTime, formatRelative } from '../shared/format.ts';
+import { buildRenderLink, type LinkParam } from '../shared/signed-link.ts';
 import { ConfirmDialog } from './confirm-dialog.tsx';
 import { Link } from './router.tsx';
 import { useSession } from './session.tsx';
@@ -20,6 +21,31 @@ export function KeysPage() {
   const [revokeBusy, setRevokeBusy] = useState(false);
   const [revokeError, setRevokeError] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  // Signing secrets seen in this tab (a new key's, a replaced one's), for the link builder:
+  // in memory only, as the API shows each once.
+  const [secrets, setSecrets] = useState<Readonly<Record<number, string>>>({});
+  const [replacing, setReplacing] = useState<ApiKey | null>(null);
+  const [replaceBusy, setReplaceBusy] = useState(false);
+  const [replaceError, setReplaceError] = useState<string | null>(null);
+  const [replaced, setReplaced] = useState<{ key: ApiKey; secret: string } | null>(null);
+
+  async function replaceSecret() {
+    if (!replacing) return;
+    setReplaceBusy(true);
+    setReplaceError(null);
+    try {
+      const body = await call<ReplacedSecret>(`/v1/keys/${replacing.id}/signing-secret`, {
+        method: 'POST',
+      });
+      setSecrets((known) => ({ ...known, [body.id]: body.signing_secret }));
+      setReplaced({ key: replacing, secret: body.signing_secret });
+      setReplacing(null);
+    } catch (err) {
+      setReplaceError(err instanceof Error ? err.message : 'The secret could not be replaced.');
+    } finally {
+      setReplaceBusy(false);
+    }
+  }
 
   async function revoke() {
     if (!revoking) return;
@@ -56,6 +82,7 @@ export function KeysPage() {
           atLimit={list !== null && list.length >= MAX_KEYS}
           onCreated={(key) => {
             rememberKey(key.id, key.key);
+            setSecrets((known) => ({ ...known, [key.id]: key.signing_secret }));
             setCreated(key);
             setMessage(null);
             keys.reload();
@@ -67,6 +94,14 @@ export function KeysPage() {
         <Notice tone="success" onDismiss={() => setMessage(null)}>
           {message}
         </Notice>
+      )}
+
+      {replaced && (
+        <SecretReveal
+          title={`New signing secret for “${replaced.key.name || replaced.key.prefix}”`}
+          secret={replaced.secret}
+          onDone={() => setReplaced(null)}
+        />
       )}
 
       <section className="card" aria-labelledby="keys-title" aria-busy={keys.loading && !list}>
@@ -131,6 +166,17 @@ export function KeysPage() {
                       <td className="cell-actions">
                         <button
                           type="button"
+                          className="btn btn-secondary btn-small"
+                          onClick={() => {
+                            setReplaceError(null);
+                            setReplacing(key);
+                          }}
+                          aria-label={`New signing secret for ${key.name || key.prefix}`}
+                        >
+                          New signing secret
+                        </button>{' '}
+                        <button
+                          type="button"
                           className="btn btn-danger-outline btn-small"
                           onClick={() => {
                             setRevokeError(null);
@@ -168,6 +214,26 @@ export function KeysPage() {
           </table>
         )}
       </section>
+
+      {list && list.length > 0 && <LinkBuilder keys={list} secrets={secrets} />}
+
+      <ConfirmDialog
+        open={replacing !== null}
+        title="Replace the signing secret?"
+        confirmLabel="Replace secret"
+        busy={replaceBusy}
+        error={replaceError}
+        onConfirm={replaceSecret}
+        onCancel={() => setReplacing(null)}
+      >
+        {replacing && (
+          <p>
+            Render links signed with the current secret of{' '}
+            <strong>{replacing.name || 'Unnamed key'}</strong> (<code>{replacing.prefix}…</code>)
+            stop working at once. The API key itself keeps working.
+          </p>
+        )}
+      </ConfirmDialog>
 
       <ConfirmDialog
         open={revoking !== null}
@@ -261,6 +327,7 @@ function CreateKeyForm({
 function NewKey({ created, onDone }: { created: CreatedKey; onDone: () => void }) {
   const headingRef = useRef<HTMLHeadingElement>(null);
   const keyId = useId();
+  const secretId = useId();
   const warningId = useId();
   useEffect(() => headingRef.current?.focus(), []);
 
@@ -287,6 +354,23 @@ function NewKey({ created, onDone }: { created: CreatedKey; onDone: () => void }
         />
         <CopyButton text={created.key} label="Copy key" className="btn btn-primary" />
       </div>
+      <p className="field-hint">
+        Its signing secret signs render links (<code>&lt;img src&gt;</code> in pages and emails); it
+        is shown once too, and it is not the key.
+      </p>
+      <div className="key-reveal">
+        <label htmlFor={secretId} className="visually-hidden">
+          New key's signing secret
+        </label>
+        <input
+          id={secretId}
+          className="input input-mono"
+          readOnly
+          value={created.signing_secret}
+          onFocus={(e) => e.currentTarget.select()}
+        />
+        <CopyButton text={created.signing_secret} label="Copy signing secret" />
+      </div>
       <p className="actions">
         <Link to="/dashboard/playground" className="btn btn-secondary">
           Try it in the playground
@@ -295,6 +379,260 @@ function NewKey({ created, onDone }: { created: CreatedKey; onDone: () => void }
           I have stored it, hide it
         </button>
       </p>
+    </section>
+  );
+}
+
+/** A replaced signing secret, once, with a copy button. */
+function SecretReveal({
+  title,
+  secret,
+  onDone,
+}: {
+  title: string;
+  secret: string;
+  onDone: () => void;
+}) {
+  const headingRef = useRef<HTMLHeadingElement>(null);
+  const inputId = useId();
+  useEffect(() => headingRef.current?.focus(), []);
+  return (
+    <section className="card card-highlight" aria-labelledby="secret-title">
+      <h2 id="secret-title" className="card-title" ref={headingRef} tabIndex={-1}>
+        {title}
+      </h2>
+      <p className="warning-text">
+        <strong>Copy it now. You will not see this again.</strong> Links signed with the old secret
+        are refused from now on.
+      </p>
+      <div className="key-reveal">
+        <label htmlFor={inputId} className="visually-hidden">
+          Signing secret
+        </label>
+        <input
+          id={inputId}
+          className="input input-mono"
+          readOnly
+          value={secret}
+          onFocus={(e) => e.currentTarget.select()}
+        />
+        <CopyButton text={secret} label="Copy signing secret" className="btn btn-primary" />
+      </div>
+      <p className="actions">
+        <button type="button" className="btn btn-secondary" onClick={onDone}>
+          I have stored it, hide it
+        </button>
+      </p>
+    </section>
+  );
+}
+
+const MAX_LINK_HOURS = 7 * 24;
+
+/**
+ * Builds a signed render link in the page (WebCrypto): the secret is pasted in, or known from
+ * a key made or a secret replaced in this tab, and never sent anywhere.
+ */
+function LinkBuilder({
+  keys,
+  secrets,
+}: {
+  keys: readonly ApiKey[];
+  secrets: Readonly<Record<number, string>>;
+}) {
+  const ids = {
+    key: useId(),
+    secret: useId(),
+    url: useId(),
+    width: useId(),
+    height: useId(),
+    format: useId(),
+    hours: useId(),
+    link: useId(),
+    hint: useId(),
+  };
+  const [keyId, setKeyId] = useState<number>(keys[0]?.id ?? 0);
+  const [typedSecret, setTypedSecret] = useState('');
+  const [url, setUrl] = useState('https://example.com');
+  const [width, setWidth] = useState(1280);
+  const [height, setHeight] = useState(800);
+  const [format, setFormat] = useState('png');
+  const [fullPage, setFullPage] = useState(false);
+  const [hours, setHours] = useState(24);
+  const [link, setLink] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const known = secrets[keyId];
+  const secret = typedSecret.trim() || known || '';
+
+  async function build(event: FormEvent) {
+    event.preventDefault();
+    setError(null);
+    setLink(null);
+    if (!/^sig_live_[0-9A-Za-z]{32,}$/.test(secret)) {
+      setError('Paste the signing secret of this key (it starts with sig_live_).');
+      return;
+    }
+    const params: LinkParam[] = [
+      ['url', url.trim()],
+      ['width', String(width)],
+      ['height', String(height)],
+      ['format', format],
+      ...(fullPage ? [['full_page', 'true'] as const] : []),
+    ];
+    const lifetime = Math.min(Math.max(1, hours), MAX_LINK_HOURS) * 3600;
+    setLink(
+      await buildRenderLink({
+        base: apiOrigin(),
+        secret,
+        keyId,
+        expires: Math.floor(Date.now() / 1000) + lifetime,
+        params,
+      }),
+    );
+  }
+
+  return (
+    <section className="card" aria-labelledby="link-builder-title">
+      <h2 id="link-builder-title" className="card-title">
+        Render link builder
+      </h2>
+      <p className="page-intro">
+        A signed link captures the page when it is loaded, for <code>&lt;img src&gt;</code> in pages
+        and emails; it counts like a capture. It carries no key, only a signature made here with the
+        key's signing secret.
+      </p>
+      <form className="stack" onSubmit={build} noValidate>
+        <div className="field-row">
+          <div className="field">
+            <label htmlFor={ids.key}>Key</label>
+            <select
+              id={ids.key}
+              className="input"
+              value={keyId}
+              onChange={(e) => setKeyId(Number(e.target.value))}
+            >
+              {keys.map((k) => (
+                <option key={k.id} value={k.id}>
+                  {k.name || 'Unnamed'} ({k.prefix}…)
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field grow">
+            <label htmlFor={ids.secret}>Signing secret</label>
+            <input
+              id={ids.secret}
+              className="input input-mono"
+              type="password"
+              autoComplete="off"
+              spellCheck={false}
+              value={typedSecret}
+              placeholder={known ? 'Known from this session' : 'sig_live_…'}
+              onChange={(e) => setTypedSecret(e.target.value)}
+              aria-describedby={ids.hint}
+            />
+          </div>
+        </div>
+        <p id={ids.hint} className="field-hint">
+          Used in this page only, never sent. Lost it? Replace it with “New signing secret”.
+        </p>
+        <div className="field">
+          <label htmlFor={ids.url}>Page URL</label>
+          <input
+            id={ids.url}
+            className="input"
+            type="text"
+            inputMode="url"
+            spellCheck={false}
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+          />
+        </div>
+        <div className="field-row">
+          <div className="field">
+            <label htmlFor={ids.format}>Format</label>
+            <select
+              id={ids.format}
+              className="input"
+              value={format}
+              onChange={(e) => setFormat(e.target.value)}
+            >
+              {['png', 'jpeg', 'webp'].map((f) => (
+                <option key={f} value={f}>
+                  {f.toUpperCase()}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor={ids.width}>Width</label>
+            <input
+              id={ids.width}
+              className="input"
+              type="number"
+              min={1}
+              value={width}
+              onChange={(e) => setWidth(Number(e.target.value) || 1)}
+            />
+          </div>
+          <div className="field">
+            <label htmlFor={ids.height}>Height</label>
+            <input
+              id={ids.height}
+              className="input"
+              type="number"
+              min={1}
+              value={height}
+              onChange={(e) => setHeight(Number(e.target.value) || 1)}
+            />
+          </div>
+          <div className="field">
+            <label htmlFor={ids.hours}>Valid for (hours)</label>
+            <input
+              id={ids.hours}
+              className="input"
+              type="number"
+              min={1}
+              max={MAX_LINK_HOURS}
+              value={hours}
+              onChange={(e) => setHours(Number(e.target.value) || 1)}
+            />
+          </div>
+        </div>
+        <div className="checks">
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={fullPage}
+              onChange={(e) => setFullPage(e.target.checked)}
+            />
+            Full page
+          </label>
+        </div>
+        <button type="submit" className="btn btn-primary">
+          Build link
+        </button>
+      </form>
+      {error && <Notice tone="error">{error}</Notice>}
+      {link && (
+        <div className="key-reveal">
+          <label htmlFor={ids.link} className="visually-hidden">
+            Signed render link
+          </label>
+          <input
+            id={ids.link}
+            className="input input-mono"
+            readOnly
+            value={link}
+            onFocus={(e) => e.currentTarget.select()}
+          />
+          <CopyButton text={link} label="Copy link" className="btn btn-primary" />
+          <CopyButton
+            text={`<img src="${link.replace(/&/g, '&amp;')}" alt="">`}
+            label="Copy <img>"
+          />
+        </div>
+      )}
     </section>
   );
 }
