@@ -5,6 +5,7 @@ import * as m0003 from './0003-billing.ts';
 import * as m0004 from './0004-window-counters.ts';
 import * as m0005 from './0005-screenshot-metadata.ts';
 import * as m0006 from './0006-signing-secrets.ts';
+import * as m0007 from './0007-async-captures.ts';
 import type { Dialect, MigrationFn } from './helpers.ts';
 
 /**
@@ -18,6 +19,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, { up: MigrationFn }]> = [
   ['0004-window-counters', m0004],
   ['0005-screenshot-metadata', m0005],
   ['0006-signing-secrets', m0006],
+  ['0007-async-captures', m0007],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -22,6 +22,7 @@ import { registerCreateScreenshot } from './http/routes/create-screenshot.ts';
 import { registerDeleteKey } from './http/routes/delete-key.ts';
 import { registerDeleteScreenshot } from './http/routes/delete-screenshot.ts';
 import { registerDemoScreenshot } from './http/routes/demo-screenshot.ts';
+import { registerGetScreenshot } from './http/routes/get-screenshot.ts';
 import { registerGetUsage } from './http/routes/get-usage.ts';
 import { registerHealth } from './http/routes/health.ts';
 import { registerListDevices } from './http/routes/list-devices.ts';
@@ -36,6 +37,8 @@ import { registerRenderLink } from './http/routes/render-link.ts';
 import { registerReplaceSigningSecret } from './http/routes/replace-signing-secret.ts';
 import { registerServeImage } from './http/routes/serve-image.ts';
 import { registerSignUp } from './http/routes/sign-up.ts';
+import { registerWebhookDeliveries } from './http/routes/webhook-deliveries.ts';
+import { registerWebhookSecret } from './http/routes/webhook-secret.ts';
 import { ErrorBody } from './http/schemas.ts';
 import type { App, HttpDeps, RouteDeps } from './http/types.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -128,11 +131,14 @@ export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}
   registerRenderLink(app, deps);
   registerListScreenshots(app, deps);
   registerDeleteScreenshot(app, deps);
+  registerGetScreenshot(app, deps);
   registerGetUsage(app, deps);
   registerDemoScreenshot(app, deps);
   registerServeImage(app, deps);
   registerAccountUsage(app, deps);
   registerAccountScreenshots(app, deps);
+  registerWebhookSecret(app, deps);
+  registerWebhookDeliveries(app, deps);
 
   // The landing page and dashboard (web/dist), on paths no API route uses.
   await registerWeb(app, {

@@ -6,6 +6,7 @@
  */
 import { createBrowserRenderer } from './adapters/browser/browser-renderer.ts';
 import { createEgress } from './adapters/browser/egress/guard.ts';
+import type { EgressPolicy } from './adapters/browser/egress/policy.ts';
 import type { Resolver } from './adapters/browser/egress/resolver.ts';
 import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
 import type { RendererLogger } from './adapters/browser/types.ts';
@@ -15,6 +16,8 @@ import type { TargetGuard } from './domain/captures/ports.ts';
 export interface BrowserDeps {
   guard: TargetGuard;
   renderer: LazyRenderer;
+  /** The egress rules webhook deliveries go out under (their own proxy, jobs). */
+  webhookPolicy: EgressPolicy;
 }
 
 export interface BrowserDepsOptions {
@@ -49,5 +52,5 @@ export function buildBrowser(config: Config, options: BrowserDepsOptions = {}): 
     ...(options.onRefused ? { onRefused: options.onRefused } : {}),
     ...(logger ? { logger } : {}),
   });
-  return { guard: egress.guard, renderer };
+  return { guard: egress.guard, renderer, webhookPolicy: egress.webhookPolicy };
 }

@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import { migrateToLatest } from '../migrations/index.ts';
 import { createLocalBilling, type LocalBilling } from './adapters/billing/local-provider.ts';
+import type { EgressPolicy } from './adapters/browser/egress/policy.ts';
 import type { Resolver } from './adapters/browser/egress/resolver.ts';
 import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
 import { createLocalBillingStore } from './adapters/db/billing-store.ts';
@@ -16,6 +17,9 @@ import { loadServerSecret } from './adapters/db/server-secret.ts';
 import { createMemoryRevocations } from './adapters/events/memory-revocations.ts';
 import { createPostgresRevocations } from './adapters/events/postgres-revocations.ts';
 import { createRedisRevocations } from './adapters/events/redis-revocations.ts';
+import { createBullMqJobQueue } from './adapters/jobs/bullmq-queue.ts';
+import { createDbJobQueue, workerName } from './adapters/jobs/db-queue.ts';
+import { startPump } from './adapters/jobs/pump.ts';
 import { createMemoryCounters } from './adapters/limits/memory.ts';
 import { createPostgresCounters, type PrunableCounters } from './adapters/limits/postgres.ts';
 import { createRedisCounters } from './adapters/limits/redis.ts';
@@ -24,6 +28,7 @@ import { createRedisRenderLocks } from './adapters/locks/redis.ts';
 import { Metrics } from './adapters/metrics/metrics.ts';
 import { connectRedis, type RedisClients } from './adapters/redis/connect.ts';
 import { createStorage } from './adapters/storage/index.ts';
+import { createProxyWebhookSender } from './adapters/webhooks/proxy-sender.ts';
 import { type BrowserDeps, buildBrowser } from './browser-deps.ts';
 import type { Config } from './config/config.ts';
 import { loadPlans } from './config/plans-file.ts';
@@ -32,10 +37,14 @@ import { receiveWebhook } from './domain/billing/receive-webhook.ts';
 import { BOUNDS } from './domain/bounds.ts';
 import type { CaptureContext, FlightResult, RenderLocks } from './domain/captures/ports.ts';
 import type { DomainContext } from './domain/context.ts';
+import { attemptDelivery, DELIVERY_LEASE_MS } from './domain/jobs/deliver-webhooks.ts';
+import type { JobContext } from './domain/jobs/ports.ts';
+import { runJob } from './domain/jobs/run-job.ts';
 import type { CounterFactory } from './domain/limits.ts';
 import { setPasswordCost } from './domain/passwords.ts';
 import { demoAllowance } from './domain/plans.ts';
 import type { RevocationBus } from './domain/revocations.ts';
+import type { CaptureJob } from './domain/store.ts';
 import type { HttpDeps } from './http/types.ts';
 import { createBillingHousekeeping, createRetentionSweep, type JobLogger } from './jobs.ts';
 import { createSecretDeriver } from './lib/server-secret.ts';
@@ -78,6 +87,8 @@ export interface BuildDepsOptions {
    */
   interfaceAddresses?: () => Iterable<string>;
   logger?: JobLogger;
+  /** Waits between webhook delivery attempts (default BOUNDS.jobs.webhookBackoffMs). */
+  webhookBackoffMs?: readonly number[];
 }
 
 export async function buildDeps(config: Config, options: BuildDepsOptions = {}): Promise<AppDeps> {
@@ -135,7 +146,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     };
 
     const metrics = new Metrics();
-    const { guard, renderer } =
+    const { guard, renderer, webhookPolicy } =
       options.browser ??
       buildBrowser(config, {
         ...(options.resolver ? { resolver: options.resolver } : {}),
@@ -157,6 +168,12 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       publicUrl: config.server.publicUrl.origin,
       renderTimeoutMs: config.render.timeoutMs,
     };
+    const jobs = buildJobs(config, capture, {
+      webhookPolicy: options.browser?.webhookPolicy ?? webhookPolicy,
+      backoffMs: options.webhookBackoffMs ?? BOUNDS.jobs.webhookBackoffMs,
+      logger,
+    });
+    closers.push(() => jobs.close());
     const demoCounter = counters.create({
       name: 'demo',
       limit: demoAllowance(plans).perDay,
@@ -175,6 +192,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       database,
       storage,
       capture,
+      jobs: jobs.ctx,
       demo: { ...capture, demoCounter, demoRequests },
       renderer,
       metrics,
@@ -320,3 +338,70 @@ async function buildBilling(
   const billingCtx: BillingContext = { ...ctx, billing: provider, returnUrls };
   return { ctx: billingCtx, local };
 }
+
+/**
+ * Async captures and their webhooks (docs/deployment.md, "Async captures"): the job queue
+ * (the database's own), this node's workers and the webhook deliverer. Workers and deliverer
+ * run on every node with ASYNC_WORKERS above 0.
+ */
+function buildJobs(
+  config: Config,
+  capture: CaptureContext,
+  options: {
+    webhookPolicy: EgressPolicy;
+    backoffMs: readonly number[];
+    logger: JobLogger | undefined;
+  },
+): { ctx: JobContext; close(): Promise<void> } {
+  const owner = workerName();
+  const leaseMs = config.jobs.leaseMs;
+  const sender = createProxyWebhookSender(options.webhookPolicy);
+  const deliveryOptions = { owner, backoffMs: options.backoffMs, batch: 1 };
+  const deliverer = startPump({
+    name: 'webhooks',
+    concurrency: config.jobs.workers > 0 ? WEBHOOK_SENDS_AT_ONCE : 0,
+    pollMs: BOUNDS.jobs.pollIntervalMs,
+    take: async () =>
+      (await capture.store.webhooks.claimDue(owner, capture.clock(), DELIVERY_LEASE_MS, 1))[0] ??
+      null,
+    run: (delivery) => attemptDelivery(capture, sender, delivery, deliveryOptions),
+    logger: options.logger,
+  });
+  let ctx: JobContext;
+  // A finished job may have a webhook to send: look now rather than at the next tick.
+  const run = (job: CaptureJob) =>
+    runJob(ctx, job, { owner, leaseMs }).finally(() => deliverer.wake());
+  const { store, clock } = capture;
+  const queue = config.redisUrl
+    ? createBullMqJobQueue({
+        redisUrl: config.redisUrl,
+        prefix: config.redisPrefix,
+        concurrency: config.jobs.workers,
+        leaseMs,
+        claim: (id) => store.jobs.claim(owner, clock(), leaseMs, id),
+        status: (id) => store.jobs.status(id),
+        run,
+        stranded: () => store.jobs.stranded(clock(), clock() - leaseMs, 100),
+        sweepIntervalMs: BOUNDS.jobs.strandedSweepMs,
+        logger: options.logger,
+      })
+    : createDbJobQueue({
+        concurrency: config.jobs.workers,
+        pollMs: BOUNDS.jobs.pollIntervalMs,
+        claim: () => store.jobs.claim(owner, clock(), leaseMs),
+        run,
+        ...(options.logger ? { logger: options.logger } : {}),
+      });
+  ctx = { ...capture, jobs: queue };
+  return {
+    ctx,
+    close: async () => {
+      await queue.close();
+      await deliverer.close();
+      await sender.close();
+    },
+  };
+}
+
+/** Webhook deliveries in flight at once on a node. */
+const WEBHOOK_SENDS_AT_ONCE = 8;

@@ -17,7 +17,8 @@ const LIMITS_DOC = readFileSync(path.join(ROOT, 'docs/plans-and-limits.md'), 'ut
 const count = (n: number) => n.toLocaleString('en-US');
 
 /** A bound as the doc writes it: durations in their largest whole unit, sizes in KiB. */
-function shownBound(name: string, value: number): string {
+function shownBound(name: string, value: number | readonly number[]): string {
+  if (typeof value !== 'number') return value.map((v) => shownBound(name, v)).join(', ');
   if (name.endsWith('Ms')) {
     const units: Array<[number, (n: number) => string]> = [
       [DAY_MS, (n) => `${n} ${n === 1 ? 'day' : 'days'}`],

@@ -65,6 +65,12 @@ export interface Config {
         forcePathStyle: boolean;
       };
   billing: BillingConfig;
+  jobs: {
+    /** Async captures run at once by this node's workers; 0: this node runs none. */
+    workers: number;
+    /** How long a worker holds a job without renewing it (a dead node's job waits this long). */
+    leaseMs: number;
+  };
   /**
    * SERVER_SECRET: the root of every derived secret (signing secrets); unset, one kept in the
    * database is used (docs/deployment.md, "Secrets").
@@ -137,6 +143,7 @@ export function loadConfig(env: Env): Config {
     r.problem('REDIS_PREFIX must be 1 to 64 characters of A-Z a-z 0-9 : _ . -');
   }
 
+  const renderConcurrency = r.int('RENDER_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64);
   const config: Config = {
     nodeEnv,
     server: {
@@ -163,7 +170,7 @@ export function loadConfig(env: Env): Config {
     plansFile: r.optional('PLANS_FILE'),
     render: {
       chromePath: r.optional('CHROME_PATH'),
-      concurrency: r.int('RENDER_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64),
+      concurrency: renderConcurrency,
       queueSize: r.int('RENDER_QUEUE', 50, 0, 10_000),
       timeoutMs: r.int('RENDER_TIMEOUT_MS', 30_000, 1_000, 300_000),
       maxPageHeight: r.int('MAX_PAGE_HEIGHT', 16_384, 256, 65_535),
@@ -175,6 +182,10 @@ export function loadConfig(env: Env): Config {
     },
     storage: parseStorage(r, dataDir),
     billing: parseBilling(r, nodeEnv),
+    jobs: {
+      workers: r.int('ASYNC_WORKERS', renderConcurrency, 0, 64),
+      leaseMs: r.int('JOB_LEASE_MS', 30_000, 2_000, 600_000),
+    },
     serverSecret: parseServerSecret(r),
   };
 

@@ -114,6 +114,35 @@ export const BOUNDS = {
     maxParams: 100,
   },
 
+  /** Async captures and webhooks (docs/api.md, "Async captures", "Webhooks"). */
+  jobs: {
+    /** `webhook_url`, in characters. */
+    webhookUrlMaxLength: 2048,
+    /** Times a job may be taken over after its node died before it fails. */
+    maxAttempts: 3,
+    /** How often an idle worker looks for queued jobs (a job queued on this node wakes it). */
+    pollIntervalMs: 500,
+    /** With BullMQ: how often a node looks for jobs whose dispatch was lost, and adds them again. */
+    strandedSweepMs: 10_000,
+    /** A webhook delivery that gets no answer within this is a failed attempt. */
+    webhookTimeoutMs: 15_000,
+    /** The waits between delivery attempts: the first within 30 s, all of them over 24 h. */
+    webhookBackoffMs: [
+      10_000,
+      MINUTE_MS,
+      5 * MINUTE_MS,
+      30 * MINUTE_MS,
+      2 * HOUR_MS,
+      5 * HOUR_MS,
+      10 * HOUR_MS,
+      10 * HOUR_MS,
+    ],
+    /** A delivery's response body kept as its last error, in characters. */
+    webhookErrorMax: 500,
+    /** Deliveries listed in the dashboard. */
+    deliveriesListed: 50,
+  },
+
   /** Rate windows that are not a plan field. */
   rates: {
     /** The per-minute windows (plan `rate_per_minute`, and the one below). */
@@ -163,6 +192,8 @@ export const BOUNDS = {
 
   /** The largest values PLANS_FILE may give a plan field (docs/plans-and-limits.md). */
   planFields: {
+    /** Largest `max_queued_jobs`. */
+    maxQueuedJobs: 10_000,
     maxQuota: 1_000_000_000,
     maxRatePerMinute: 1_000_000,
     maxRequestsPerHour: 1_000_000,

@@ -35,6 +35,11 @@ export interface Plan {
   retention_hours: number;
   /** Whether captures get a record with an id that can be listed and deleted. */
   listable: boolean;
+  /**
+   * Async captures (`async: true`) of one account queued or rendering at once; 0: the plan
+   * has no async captures (400 plan_restriction).
+   */
+  max_queued_jobs: number;
   /** Monthly price in USD cents, shown on the pricing table. */
   price_cents: number;
 }
@@ -61,6 +66,7 @@ export const DEFAULT_PLANS: PlanTable = {
     fresh: false,
     retention_hours: 24,
     listable: false,
+    max_queued_jobs: 0,
     price_cents: 0,
   },
   free: {
@@ -78,6 +84,7 @@ export const DEFAULT_PLANS: PlanTable = {
     fresh: false,
     retention_hours: 24 * 7,
     listable: false,
+    max_queued_jobs: 0,
     price_cents: 0,
   },
   pro: {
@@ -95,6 +102,7 @@ export const DEFAULT_PLANS: PlanTable = {
     fresh: true,
     retention_hours: 24 * 30,
     listable: true,
+    max_queued_jobs: 50,
     price_cents: 900,
   },
 };
@@ -141,6 +149,10 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
   fresh: bool,
   retention_hours: positiveInt(BOUNDS.planFields.maxRetentionHours),
   listable: bool,
+  max_queued_jobs: (v) =>
+    Number.isInteger(v) && (v as number) >= 0 && (v as number) <= BOUNDS.planFields.maxQueuedJobs
+      ? null
+      : `must be an integer from 0 to ${BOUNDS.planFields.maxQueuedJobs}`,
   price_cents: (v) =>
     Number.isInteger(v) && (v as number) >= 0 ? null : 'must be a non-negative integer',
 };

@@ -33,6 +33,10 @@ export interface UserStore {
   findByEmail(email: string): Promise<{ user: User; passwordHash: string | null } | null>;
   findById(id: number): Promise<User | null>;
   setPlan(id: number, plan: PlanName, now: number): Promise<boolean>;
+  /** The account's webhook nonce, made now (first come wins) if it has none. */
+  webhookNonce(id: number, fresh: string): Promise<string>;
+  /** Replaces the account's webhook nonce (a rotated webhook secret). */
+  setWebhookNonce(id: number, nonce: string): Promise<void>;
 }
 
 export interface SessionStore {
@@ -145,6 +149,8 @@ export interface Store {
   quota: QuotaStore;
   screenshots: ScreenshotStore;
   billing: BillingStore;
+  jobs: JobStore;
+  webhooks: WebhookStore;
   /** Runs `fn` in one transaction: everything it does through `tx` commits or none of it. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 }
@@ -194,6 +200,8 @@ export interface ScreenshotStore {
     keyId: number,
   ): Promise<{ record: ScreenshotRecord | null; keyActive: boolean }>;
   findByToken(token: string): Promise<ScreenshotRecord | null>;
+  /** The account's listable, unexpired record with this id. */
+  findForUser(userId: number, id: number, now: number): Promise<ScreenshotRecord | null>;
   /** Listable records of the account, newest first, strictly older than the cursor id. */
   listForUser(
     userId: number,
@@ -205,4 +213,114 @@ export interface ScreenshotStore {
   claimExpired(now: number, limit: number): Promise<ScreenshotRecord[]>;
   /** Drops the cache key of records with this key so they are never served again. */
   uncache(cacheKey: string): Promise<void>;
+}
+
+export type JobStatus = 'queued' | 'rendering' | 'succeeded' | 'failed';
+
+/** An async capture (docs/api.md, "Async captures"). */
+export interface CaptureJob {
+  id: string;
+  userId: number;
+  keyId: number | null;
+  status: JobStatus;
+  /** The capture request (the body less `async` and `webhook_url`). */
+  input: Record<string, unknown>;
+  webhookUrl: string | null;
+  /** The quota unit the job holds. */
+  period: string;
+  day: string;
+  quota: { used: number; limit: number };
+  /** How many times a worker took it (more than once: its node died while it ran). */
+  attempts: number;
+  /** The capture's answer fields, once succeeded. */
+  result: Record<string, unknown> | null;
+  error: string | null;
+  errorCode: string | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+export interface NewDelivery {
+  id: string;
+  userId: number;
+  jobId: string;
+  url: string;
+  eventType: string;
+  payload: string;
+}
+
+export interface JobStore {
+  /** Inserts a queued job unless the account already has `maxOpen` queued or rendering. */
+  createWithinLimit(
+    job: Omit<
+      CaptureJob,
+      'status' | 'attempts' | 'result' | 'error' | 'errorCode' | 'updatedAt' | 'finishedAt'
+    >,
+    maxOpen: number,
+  ): Promise<CaptureJob | 'limit_reached'>;
+  get(userId: number, id: string): Promise<CaptureJob | null>;
+  /** A job's status by id alone (a worker's check; null: no such job). */
+  status(id: string): Promise<JobStatus | null>;
+  /**
+   * Takes a runnable job for `owner` until `now + leaseMs`: queued, or rendering under a lease
+   * that ran out (its node died). `id`: that job only (a queue engine named it); else the
+   * oldest. Each job is taken by one worker at a time (SKIP LOCKED on PostgreSQL).
+   */
+  claim(owner: string, now: number, leaseMs: number, id?: string): Promise<CaptureJob | null>;
+  /** Extends the lease; false when `owner` no longer holds it. */
+  renew(id: string, owner: string, until: number): Promise<boolean>;
+  /**
+   * The job's last status, once: only while `owner` holds it rendering. With the webhook
+   * delivery (if any) in the same transaction. False: someone else has it now.
+   */
+  finish(
+    id: string,
+    owner: string,
+    now: number,
+    outcome:
+      | { status: 'succeeded'; result: Record<string, unknown> }
+      | { status: 'failed'; error: string; code: string },
+    delivery: NewDelivery | null,
+  ): Promise<boolean>;
+  /** Jobs not finished and not leased at `now`, last touched before `before` (lost dispatches). */
+  stranded(now: number, before: number, limit: number): Promise<string[]>;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'gone';
+
+export interface WebhookDelivery extends NewDelivery {
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface WebhookAttempt {
+  attemptedAt: number;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface WebhookStore {
+  /** Takes up to `limit` pending deliveries due at `now` for `owner` until `now + leaseMs`. */
+  claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookDelivery[]>;
+  /**
+   * Records an attempt and what follows it (pending again at `nextAttemptAt`, or a last
+   * status), only while `owner` holds the delivery.
+   */
+  recordAttempt(
+    id: string,
+    owner: string,
+    attempt: WebhookAttempt,
+    next: { status: DeliveryStatus; nextAttemptAt: number | null },
+  ): Promise<boolean>;
+  list(userId: number, limit: number): Promise<WebhookDelivery[]>;
+  attempts(userId: number, id: string): Promise<WebhookAttempt[] | null>;
+  /** Pending again now, attempts kept; false when the account has no such delivery. */
+  resend(userId: number, id: string, now: number): Promise<boolean>;
 }

@@ -11,6 +11,7 @@ import type { BillingContext, LocalBillingPages } from '../domain/billing/ports.
 import type { CaptureContext } from '../domain/captures/ports.ts';
 import type { DomainContext } from '../domain/context.ts';
 import type { ImageStorage } from '../domain/image-storage.ts';
+import type { JobContext } from '../domain/jobs/ports.ts';
 import type { WindowCounter } from '../domain/limits.ts';
 import type { RevocationBus } from '../domain/revocations.ts';
 import type { apiKeyHook } from './auth.ts';
@@ -33,6 +34,8 @@ export interface HttpDeps {
   config: Config;
   ctx: DomainContext & { revocations: RevocationBus };
   capture: CaptureContext;
+  /** The capture context with the job queue (async captures). */
+  jobs: JobContext;
   demo: CaptureContext & { demoCounter: WindowCounter; demoRequests: WindowCounter };
   storage: ImageStorage;
   metrics: HttpMetrics;

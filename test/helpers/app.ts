@@ -56,6 +56,8 @@ export interface StartAppOptions {
   resolver?: BuildDepsOptions['resolver'];
   /** The machine's interface addresses as the egress checks see them. */
   interfaceAddresses?: BuildDepsOptions['interfaceAddresses'];
+  /** Waits between webhook delivery attempts (tests shorten the day-long schedule). */
+  webhookBackoffMs?: readonly number[];
 }
 
 export async function freePort(): Promise<number> {
@@ -99,6 +101,7 @@ export async function startApp(options: StartAppOptions): Promise<TestApp> {
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.resolver ? { resolver: options.resolver } : {}),
     ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
+    ...(options.webhookBackoffMs ? { webhookBackoffMs: options.webhookBackoffMs } : {}),
     ...(schema ? { databaseSchema: schema } : {}),
     logger: {
       info: (obj, msg) => log?.info(obj, msg),

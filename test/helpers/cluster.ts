@@ -70,6 +70,8 @@ export interface Cluster {
   s3: LocalS3;
   /** A query in the cluster's schema, straight to PostgreSQL. */
   sql<R extends pg.QueryResultRow>(text: string, params?: unknown[]): Promise<R[]>;
+  /** Another node on the same database, Redis and store (`env` on top), added to `nodes`. */
+  addNode(name: string, env?: Record<string, string>): Promise<NodeProcess>;
   close(): Promise<void>;
 }
 
@@ -81,6 +83,8 @@ export interface ClusterOptions {
   databaseUrl?: string;
   plans?: Record<string, Record<string, unknown>>;
   env?: Record<string, string>;
+  /** Each node's own variables, on top of `env`, by position. */
+  perNode?: Array<Record<string, string>>;
 }
 
 /**
@@ -118,8 +122,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     // The first node migrates the schema; the others start together once it listens.
     const names = Array.from({ length: options.nodes }, (_, i) => String.fromCharCode(65 + i));
-    nodes.push(await startNode(names[0] ?? 'A', env, { ready: false }));
-    nodes.push(...(await Promise.all(names.slice(1).map((name) => startNode(name, env)))));
+    const own = (i: number) => ({ ...env, ...options.perNode?.[i] });
+    nodes.push(await startNode(names[0] ?? 'A', own(0), { ready: false }));
+    nodes.push(
+      ...(await Promise.all(names.slice(1).map((name, i) => startNode(name, own(i + 1))))),
+    );
     await waitReady(nodes);
   } catch (err) {
     await close();
@@ -130,6 +137,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     schema,
     redisPrefix,
     s3,
+    addNode: async (name, extra = {}) => {
+      const node = await startNode(name, { ...env, ...extra });
+      nodes.push(node);
+      return node;
+    },
     sql: async <R extends pg.QueryResultRow>(text: string, params: unknown[] = []) => {
       const client = new pg.Client({
         connectionString: TEST_DATABASE_URL,

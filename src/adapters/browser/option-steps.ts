@@ -308,6 +308,8 @@ export const OPTION_STEPS = {
   pdf_print_background: { readBy: ['pdf'] },
   pdf_single_page: { readBy: ['pdf'] },
   response_type: {}, // how the route answers: the page never sees it
+  async: {}, // when the capture runs: the page never sees it
+  webhook_url: {}, // where the result goes afterwards
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**

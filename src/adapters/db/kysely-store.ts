@@ -14,6 +14,7 @@ import type {
 } from '../../domain/store.ts';
 import { billingStore } from './billing-store.ts';
 import type { DialectName, PreparedStatements } from './connect.ts';
+import { jobStore, webhookStore } from './job-store.ts';
 import type { DirectSqlite } from './node-sqlite.ts';
 import type { ApiKeysTable, Database, ScreenshotsTable, UsersTable } from './schema.ts';
 
@@ -132,6 +133,23 @@ function userStore(db: Kysely<Database>): UserStore {
         .where('id', '=', id)
         .executeTakeFirst();
       return Number(res.numUpdatedRows) > 0;
+    },
+    async webhookNonce(id, fresh) {
+      await db
+        .updateTable('users')
+        .set({ webhook_nonce: fresh })
+        .where('id', '=', id)
+        .where('webhook_nonce', 'is', null)
+        .execute();
+      const row = await db
+        .selectFrom('users')
+        .select('webhook_nonce')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      return row.webhook_nonce ?? fresh;
+    },
+    async setWebhookNonce(id, nonce) {
+      await db.updateTable('users').set({ webhook_nonce: nonce }).where('id', '=', id).execute();
     },
   };
 }
@@ -276,6 +294,8 @@ export function createKyselyStore(
     quota: quotaStore(db, dialect, hot),
     screenshots: screenshotStore(db, dialect, hot),
     billing: billingStore(db, dialect),
+    jobs: jobStore(db, dialect),
+    webhooks: webhookStore(db, dialect),
     // Inside a transaction the store already runs in it (Kysely does not nest them).
     transaction: (fn) =>
       db.isTransaction
@@ -610,6 +630,17 @@ function screenshotStore(
         .selectFrom('screenshots')
         .selectAll()
         .where('token', '=', token)
+        .executeTakeFirst();
+      return row ? toScreenshot(row) : null;
+    },
+    async findForUser(userId, id, now) {
+      const row = await db
+        .selectFrom('screenshots')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where('listable', '=', true)
+        .where('expires_at', '>', now)
         .executeTakeFirst();
       return row ? toScreenshot(row) : null;
     },

@@ -16,6 +16,8 @@ export interface UsersTable {
   plan: string;
   created_at: Millis;
   updated_at: Millis;
+  /** Derives the account's webhook secret with the server secret; null: none made yet. */
+  webhook_nonce: string | null;
 }
 
 export interface SessionsTable {
@@ -38,6 +40,57 @@ export interface ApiKeysTable {
   revoked_at: Millis | null;
   /** With the server secret and the id, derives the key's signing secret; null: none yet. */
   signing_nonce: string | null;
+}
+
+export interface CaptureJobsTable {
+  id: string;
+  user_id: number;
+  key_id: number | null;
+  status: string;
+  /** The capture request as JSON (its body, less async and webhook_url). */
+  input: string;
+  webhook_url: string | null;
+  /** The quota unit the job holds: month and day keys, and the count when it was taken. */
+  period: string;
+  day: string;
+  quota_used: number;
+  quota_limit: number;
+  attempts: Generated<number>;
+  lease_owner: string | null;
+  lease_expires_at: Millis | null;
+  /** The capture's answer fields as JSON, once succeeded. */
+  result: string | null;
+  error: string | null;
+  error_code: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+  finished_at: Millis | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  user_id: number;
+  job_id: string;
+  url: string;
+  event_type: string;
+  payload: string;
+  status: string;
+  attempts: Generated<number>;
+  next_attempt_at: Millis | null;
+  lease_owner: string | null;
+  lease_expires_at: Millis | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempted_at: Millis;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
 }
 
 /** The server secret when SERVER_SECRET is not set (docs/security.md, "Signing secrets"). */
@@ -146,6 +199,9 @@ export interface Database {
   local_billing_subscriptions: LocalBillingSubscriptionsTable;
   window_counters: WindowCountersTable;
   server_secrets: ServerSecretsTable;
+  capture_jobs: CaptureJobsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export type { Flag, Millis };

@@ -1,6 +1,7 @@
 import { type Static, type TOptional, Type } from 'typebox';
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { Plan } from '../plans.ts';
+import { asyncCapture } from './options/async.ts';
 import { blockAds } from './options/block-ads.ts';
 import { blockCookieBanners } from './options/block-cookie-banners.ts';
 import { blockRequests } from './options/block-requests.ts';
@@ -43,6 +44,7 @@ import { url } from './options/url.ts';
 import { userAgent } from './options/user-agent.ts';
 import { waitForSelector } from './options/wait-for-selector.ts';
 import { waitUntil } from './options/wait-until.ts';
+import { webhookUrl } from './options/webhook-url.ts';
 import { width } from './options/width.ts';
 import type { RenderOptions } from './renderer.ts';
 
@@ -108,6 +110,8 @@ export const CAPTURE_OPTIONS = [
   pdfPrintBackground,
   pdfSinglePage,
   responseType,
+  asyncCapture,
+  webhookUrl,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

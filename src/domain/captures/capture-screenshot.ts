@@ -58,7 +58,11 @@ export async function captureScreenshot(
   }
 }
 
-async function reserveMonthly(ctx: CaptureContext, user: User): Promise<Allowance> {
+/** One unit of the account's monthly quota (402 when it is spent), and how to give it back. */
+export async function reserveMonthly(
+  ctx: CaptureContext,
+  user: User,
+): Promise<Allowance & { period: string; day: string }> {
   const plan = ctx.plans[user.plan];
   const limit = plan.monthly_quota ?? 0;
   const now = ctx.clock();
@@ -78,6 +82,8 @@ async function reserveMonthly(ctx: CaptureContext, user: User): Promise<Allowanc
     });
   }
   return {
+    period: period.key,
+    day,
     quota: { used, limit },
     // Given back even when the database is down right now (retried until it is back), so
     // an outage never leaves a unit spent on a capture that was not delivered.

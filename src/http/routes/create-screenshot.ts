@@ -1,8 +1,11 @@
 import { Type } from 'typebox';
+import { captureAnswer } from '../../domain/captures/capture-answer.ts';
 import { captureScreenshot } from '../../domain/captures/capture-screenshot.ts';
 import { imageUrl } from '../../domain/captures/ports.ts';
 import { contentTypeForExt } from '../../domain/captures/render-and-store.ts';
 import { AppError } from '../../domain/errors.ts';
+import { enqueueCapture } from '../../domain/jobs/enqueue-capture.ts';
+import { statusUrl } from '../../domain/jobs/job-answer.ts';
 import { toIso } from '../../lib/time.ts';
 import { requireApiKey } from '../auth.ts';
 import { errorResponses } from '../schemas.ts';
@@ -24,6 +27,14 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
         body: CaptureRequest,
         response: {
           201: CaptureResult,
+          202: Type.Object(
+            {
+              id: Type.String({ description: 'The job id (`job_...`).' }),
+              status: Type.Literal('queued'),
+              status_url: Type.String({ format: 'uri' }),
+            },
+            { description: 'With `async: true`: queued; the result is at `status_url`.' },
+          ),
           402: { description: 'Monthly quota exhausted.', ...QuotaBody },
           ...errorResponses(400, 401, 413, 429, 500, 502, 503, 504),
         },
@@ -32,6 +43,18 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const auth = requireApiKey(request);
+      if (request.body.async === true) {
+        const job = await enqueueCapture(deps.jobs, {
+          user: auth.user,
+          keyId: auth.key.id,
+          input: request.body,
+        });
+        const url = statusUrl(deps.jobs, job.id);
+        return reply
+          .status(202)
+          .header('Location', url)
+          .send({ id: job.id, status: 'queued' as const, status_url: url });
+      }
       const outcome = await captureScreenshot(deps.capture, {
         user: auth.user,
         keyId: auth.key.id,
@@ -59,20 +82,7 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
           .header('X-Quota-Limit', String(outcome.quota.limit))
           .send(stored.body);
       }
-      return reply.status(201).send({
-        ...(record.listable ? { id: record.id } : {}),
-        image_url: imageUrl(deps.capture, record),
-        cached: outcome.cached,
-        expires_at: toIso(record.expiresAt),
-        quota: outcome.quota,
-        format: record.format,
-        width: record.width,
-        height: record.height,
-        // Said on every full-page capture, and on any other image that was cut (an element
-        // taller or wider than the limits).
-        ...(record.fullPage || record.truncated ? { truncated: record.truncated } : {}),
-        ...(record.metadata !== null ? { metadata: record.metadata } : {}),
-      });
+      return reply.status(201).send(captureAnswer(deps.capture, outcome));
     },
   );
 }

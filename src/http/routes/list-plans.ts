@@ -17,6 +17,9 @@ const PlanItem = Type.Object({
   fresh: Type.Boolean(),
   retention_hours: Type.Integer(),
   listable: Type.Boolean(),
+  max_queued_jobs: Type.Integer({
+    description: 'Async captures queued or rendering at once; 0: no async captures.',
+  }),
 });
 
 /** The plan table as data, for the pricing table and for clients that adapt to limits. */

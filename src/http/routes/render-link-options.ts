@@ -16,6 +16,8 @@ const NOT_IN_LINKS: Readonly<Record<string, string>> = {
   http_auth: 'an object',
   response_type: 'about the JSON answer, and a link answers a redirect',
   metadata: 'about the JSON answer, and a link answers a redirect',
+  async: 'a link answers with the image, not a job',
+  webhook_url: 'a link answers with the image, not a job',
 };
 
 const properties = (CaptureRequest as unknown as { properties: Record<string, TSchema> })

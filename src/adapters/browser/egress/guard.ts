@@ -31,6 +31,8 @@ export interface Egress {
   guard: TargetGuard;
   /** What the egress proxy and the redirect checks apply to pages being rendered. */
   pagePolicy: EgressPolicy;
+  /** The same rules for webhook deliveries, with a lookup bound of their own. */
+  webhookPolicy: EgressPolicy;
 }
 
 export function createEgress(options: EgressOptions): Egress {
@@ -40,6 +42,10 @@ export function createEgress(options: EgressOptions): Egress {
     total: BOUNDS.dns.total,
   });
   const pageLookups = new LookupBound({ perClient: BOUNDS.dns.proxy, total: BOUNDS.dns.proxy });
+  const webhookLookups = new LookupBound({
+    perClient: BOUNDS.dns.proxy,
+    total: BOUNDS.dns.proxy,
+  });
   const interfaceAddresses = options.interfaceAddresses;
   const checkPolicy: EgressPolicy = {
     allowlist: parseAllowlist(options.allowlist),
@@ -58,6 +64,10 @@ export function createEgress(options: EgressOptions): Egress {
     pagePolicy: {
       ...checkPolicy,
       resolve: (name) => dns.lookup(name, pageLookups, 'pages'),
+    },
+    webhookPolicy: {
+      ...checkPolicy,
+      resolve: (name) => dns.lookup(name, webhookLookups, 'webhooks'),
     },
   };
 }

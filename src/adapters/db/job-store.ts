@@ -1,0 +1,316 @@
+import type { Kysely, Selectable } from 'kysely';
+import type {
+  CaptureJob,
+  DeliveryStatus,
+  JobStatus,
+  JobStore,
+  WebhookDelivery,
+  WebhookStore,
+} from '../../domain/store.ts';
+import type { DialectName } from './connect.ts';
+import type { CaptureJobsTable, Database, WebhookDeliveriesTable } from './schema.ts';
+
+const json = (text: string | null): Record<string, unknown> | null =>
+  text === null ? null : (JSON.parse(text) as Record<string, unknown>);
+
+const toJob = (row: Selectable<CaptureJobsTable>): CaptureJob => ({
+  id: row.id,
+  userId: Number(row.user_id),
+  keyId: row.key_id === null ? null : Number(row.key_id),
+  status: row.status as JobStatus,
+  input: json(row.input) ?? {},
+  webhookUrl: row.webhook_url,
+  period: row.period,
+  day: row.day,
+  quota: { used: Number(row.quota_used), limit: Number(row.quota_limit) },
+  attempts: Number(row.attempts),
+  result: json(row.result),
+  error: row.error,
+  errorCode: row.error_code,
+  createdAt: Number(row.created_at),
+  updatedAt: Number(row.updated_at),
+  finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+});
+
+const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
+  id: row.id,
+  userId: Number(row.user_id),
+  jobId: row.job_id,
+  url: row.url,
+  eventType: row.event_type,
+  payload: row.payload,
+  status: row.status as DeliveryStatus,
+  attempts: Number(row.attempts),
+  nextAttemptAt: row.next_attempt_at === null ? null : Number(row.next_attempt_at),
+  lastStatus: row.last_status === null ? null : Number(row.last_status),
+  lastError: row.last_error,
+  createdAt: Number(row.created_at),
+  updatedAt: Number(row.updated_at),
+});
+
+/**
+ * Async capture jobs in the database: the durable queue of the embedded mode and of
+ * PostgreSQL without Redis, and the job's truth with every engine (docs/deployment.md,
+ * "Async captures"). A worker takes a job by writing its lease in one statement; on
+ * PostgreSQL the candidate row is locked with SKIP LOCKED, so concurrent workers on any
+ * number of nodes each take a different job; SQLite is one writer by construction.
+ */
+export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
+  return {
+    async createWithinLimit(job, maxOpen) {
+      return db.transaction().execute(async (trx) => {
+        // Serialise the count per account (SQLite transactions are already serial).
+        if (dialect === 'postgres') {
+          await trx
+            .selectFrom('users')
+            .select('id')
+            .where('id', '=', job.userId)
+            .forUpdate()
+            .execute();
+        }
+        const { n } = await trx
+          .selectFrom('capture_jobs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('user_id', '=', job.userId)
+          .where('status', 'in', ['queued', 'rendering'])
+          .executeTakeFirstOrThrow();
+        if (Number(n) >= maxOpen) return 'limit_reached' as const;
+        const row = await trx
+          .insertInto('capture_jobs')
+          .values({
+            id: job.id,
+            user_id: job.userId,
+            key_id: job.keyId,
+            status: 'queued',
+            input: JSON.stringify(job.input),
+            webhook_url: job.webhookUrl,
+            period: job.period,
+            day: job.day,
+            quota_used: job.quota.used,
+            quota_limit: job.quota.limit,
+            created_at: job.createdAt,
+            updated_at: job.createdAt,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return toJob(row);
+      });
+    },
+
+    async get(userId, id) {
+      const row = await db
+        .selectFrom('capture_jobs')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      return row ? toJob(row) : null;
+    },
+
+    async status(id) {
+      const row = await db
+        .selectFrom('capture_jobs')
+        .select('status')
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row ? (row.status as JobStatus) : null;
+    },
+
+    async claim(owner, now, leaseMs, id) {
+      let candidate = db
+        .selectFrom('capture_jobs')
+        .select('id')
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'queued'),
+            eb.and([eb('status', '=', 'rendering'), eb('lease_expires_at', '<', now)]),
+          ]),
+        )
+        .orderBy('created_at')
+        .limit(1);
+      if (id !== undefined) candidate = candidate.where('id', '=', id);
+      if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
+      const row = await db
+        .updateTable('capture_jobs')
+        .set((eb) => ({
+          status: 'rendering',
+          lease_owner: owner,
+          lease_expires_at: now + leaseMs,
+          attempts: eb('attempts', '+', 1),
+          updated_at: now,
+        }))
+        .where('id', '=', candidate)
+        .returningAll()
+        .executeTakeFirst();
+      return row ? toJob(row) : null;
+    },
+
+    async renew(id, owner, until) {
+      const res = await db
+        .updateTable('capture_jobs')
+        .set({ lease_expires_at: until })
+        .where('id', '=', id)
+        .where('status', '=', 'rendering')
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    },
+
+    async finish(id, owner, now, outcome, delivery) {
+      return db.transaction().execute(async (trx) => {
+        const res = await trx
+          .updateTable('capture_jobs')
+          .set({
+            status: outcome.status,
+            result: outcome.status === 'succeeded' ? JSON.stringify(outcome.result) : null,
+            error: outcome.status === 'failed' ? outcome.error : null,
+            error_code: outcome.status === 'failed' ? outcome.code : null,
+            lease_owner: null,
+            lease_expires_at: null,
+            updated_at: now,
+            finished_at: now,
+          })
+          .where('id', '=', id)
+          .where('status', '=', 'rendering')
+          .where('lease_owner', '=', owner)
+          .executeTakeFirst();
+        if (Number(res.numUpdatedRows) === 0) return false;
+        if (delivery) {
+          await trx
+            .insertInto('webhook_deliveries')
+            .values({
+              id: delivery.id,
+              user_id: delivery.userId,
+              job_id: delivery.jobId,
+              url: delivery.url,
+              event_type: delivery.eventType,
+              payload: delivery.payload,
+              status: 'pending',
+              next_attempt_at: now,
+              created_at: now,
+              updated_at: now,
+            })
+            .execute();
+        }
+        return true;
+      });
+    },
+
+    async stranded(now, before, limit) {
+      const rows = await db
+        .selectFrom('capture_jobs')
+        .select('id')
+        .where('status', 'in', ['queued', 'rendering'])
+        .where((eb) =>
+          eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]),
+        )
+        .where('updated_at', '<', before)
+        .orderBy('created_at')
+        .limit(limit)
+        .execute();
+      return rows.map((r) => r.id);
+    },
+  };
+}
+
+/** Webhook deliveries and their attempts; taken like jobs, by lease. */
+export function webhookStore(db: Kysely<Database>, dialect: DialectName): WebhookStore {
+  return {
+    async claimDue(owner, now, leaseMs, limit) {
+      let due = db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('next_attempt_at', '<=', now)
+        .where((eb) =>
+          eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]),
+        )
+        .orderBy('next_attempt_at')
+        .limit(limit);
+      if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+      const rows = await db
+        .updateTable('webhook_deliveries')
+        .set({ lease_owner: owner, lease_expires_at: now + leaseMs })
+        .where('id', 'in', due)
+        .returningAll()
+        .execute();
+      return rows.map(toDelivery);
+    },
+
+    async recordAttempt(id, owner, attempt, next) {
+      return db.transaction().execute(async (trx) => {
+        const res = await trx
+          .updateTable('webhook_deliveries')
+          .set((eb) => ({
+            status: next.status,
+            next_attempt_at: next.nextAttemptAt,
+            attempts: eb('attempts', '+', 1),
+            last_status: attempt.statusCode,
+            last_error: attempt.error,
+            lease_owner: null,
+            lease_expires_at: null,
+            updated_at: attempt.attemptedAt,
+          }))
+          .where('id', '=', id)
+          .where('lease_owner', '=', owner)
+          .executeTakeFirst();
+        if (Number(res.numUpdatedRows) === 0) return false;
+        await trx
+          .insertInto('webhook_attempts')
+          .values({
+            delivery_id: id,
+            attempted_at: attempt.attemptedAt,
+            status_code: attempt.statusCode,
+            error: attempt.error,
+            duration_ms: Math.round(attempt.durationMs),
+          })
+          .execute();
+        return true;
+      });
+    },
+
+    async list(userId, limit) {
+      const rows = await db
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map(toDelivery);
+    },
+
+    async attempts(userId, id) {
+      const owned = await db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      if (!owned) return null;
+      const rows = await db
+        .selectFrom('webhook_attempts')
+        .selectAll()
+        .where('delivery_id', '=', id)
+        .orderBy('attempted_at')
+        .execute();
+      return rows.map((r) => ({
+        attemptedAt: Number(r.attempted_at),
+        statusCode: r.status_code === null ? null : Number(r.status_code),
+        error: r.error,
+        durationMs: Number(r.duration_ms),
+      }));
+    },
+
+    async resend(userId, id, now) {
+      const res = await db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', next_attempt_at: now, updated_at: now })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    },
+  };
+}

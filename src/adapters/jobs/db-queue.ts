@@ -1,0 +1,43 @@
+import { hostname } from 'node:os';
+import type { JobQueue } from '../../domain/jobs/ports.ts';
+import type { CaptureJob } from '../../domain/store.ts';
+import { randomBase62 } from '../../lib/crypto.ts';
+import { type Pump, type PumpLogger, startPump } from './pump.ts';
+
+/** A name for this process's leases: which node holds a job, in logs and rows. */
+export const workerName = (): string => `${hostname()}:${process.pid}:${randomBase62(6)}`;
+
+/**
+ * The durable queue in the database (embedded SQLite; PostgreSQL without Redis): a job is a
+ * row, workers on every node poll for runnable rows and take one with a lease
+ * (store.jobs.claim: SKIP LOCKED on PostgreSQL), renewing it while they run. A node that dies
+ * stops renewing; once its lease runs out another node takes the job over. Dispatching only
+ * wakes this node's workers: the row is already the queue.
+ */
+export function createDbJobQueue(options: {
+  concurrency: number;
+  pollMs: number;
+  claim: () => Promise<CaptureJob | null>;
+  run: (job: CaptureJob) => Promise<void>;
+  logger?: PumpLogger;
+}): JobQueue & { close(): Promise<void> } {
+  const pump: Pump | null =
+    options.concurrency > 0
+      ? startPump({
+          name: 'capture jobs',
+          concurrency: options.concurrency,
+          pollMs: options.pollMs,
+          take: options.claim,
+          run: options.run,
+          logger: options.logger,
+        })
+      : null;
+  return {
+    async dispatch() {
+      pump?.wake();
+    },
+    close: async () => {
+      await pump?.close();
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import { ProxyAgent, request } from 'undici';
+import type { WebhookSender } from '../../domain/jobs/ports.ts';
+import type { EgressPolicy } from '../browser/egress/policy.ts';
+import { type EgressProxy, startEgressProxy } from '../browser/egress/proxy.ts';
+
+/** Bytes of a receiver's answer kept (for the delivery's last error); the rest is dropped. */
+const BODY_KEPT = 1024;
+
+/**
+ * Webhook deliveries go out through an egress proxy of their own, under the same rules as a
+ * page's connections (docs/egress.md): the host is resolved once and the proxy connects to
+ * the checked address, so a name that turned private since the job was queued, or a
+ * redirect, reaches nothing. undici's ProxyAgent does the proxying (CONNECT tunnels). The
+ * proxy starts on the first delivery.
+ */
+export function createProxyWebhookSender(policy: EgressPolicy): WebhookSender & {
+  close(): Promise<void>;
+} {
+  let started: Promise<{ proxy: EgressProxy; agent: ProxyAgent }> | null = null;
+  const start = () => {
+    started ??= startEgressProxy({ policy }).then((proxy) => ({
+      proxy,
+      agent: new ProxyAgent({ uri: proxy.url }),
+    }));
+    return started;
+  };
+  return {
+    async send({ url, headers, body, timeoutMs }) {
+      const { agent } = await start();
+      const res = await request(url, {
+        method: 'POST',
+        headers,
+        body,
+        dispatcher: agent,
+        signal: AbortSignal.timeout(timeoutMs),
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        if (size < BODY_KEPT) chunks.push(Buffer.from(chunk as Uint8Array));
+        size += (chunk as Uint8Array).length;
+        if (size >= BODY_KEPT) break;
+      }
+      res.body.destroy();
+      return {
+        status: res.statusCode,
+        body: Buffer.concat(chunks).toString('utf8', 0, BODY_KEPT).trim(),
+      };
+    },
+    async close() {
+      if (!started) return;
+      const { proxy, agent } = await started.catch(() => ({ proxy: null, agent: null }));
+      await agent?.close().catch(() => {});
+      await proxy?.close();
+    },
+  };
+}

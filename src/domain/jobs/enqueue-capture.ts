@@ -1,0 +1,88 @@
+import type { CaptureInput } from '../captures/capture-options.ts';
+import { resolveCaptureOptions } from '../captures/capture-options.ts';
+import { reserveMonthly } from '../captures/capture-screenshot.ts';
+import type { TargetGuard } from '../captures/ports.ts';
+import { AppError, isAppError } from '../errors.ts';
+import type { CaptureJob, User } from '../store.ts';
+import { newJobId } from './job-answer.ts';
+import type { JobContext } from './ports.ts';
+
+/**
+ * POST /v1/screenshots with `async: true` (docs/api.md, "Async captures"), after
+ * authentication and the per-minute rate: the same validation as a synchronous capture (400s
+ * cost nothing), the webhook URL under a target's address rules, one quota unit reserved
+ * (402), the account's bound of open jobs (429), then the job is written and dispatched. The
+ * unit stays with the job until it succeeds, or goes back when it fails.
+ */
+export async function enqueueCapture(
+  ctx: JobContext,
+  options: { user: User; keyId: number; input: CaptureInput },
+): Promise<CaptureJob> {
+  const { user, keyId, input } = options;
+  const plan = ctx.plans[user.plan];
+  const { async: _async, webhook_url: hook, ...capture } = input;
+  const url = ctx.guard.parse(capture.url);
+  resolveCaptureOptions(input, url, plan);
+  ctx.guard.screen(url);
+  const webhookUrl = hook === undefined ? null : await checkWebhookUrl(ctx.guard, hook, user);
+
+  const allowance = await reserveMonthly(ctx, user);
+  try {
+    const job = await ctx.store.jobs.createWithinLimit(
+      {
+        id: newJobId(),
+        userId: user.id,
+        keyId,
+        input: capture,
+        webhookUrl,
+        period: allowance.period,
+        day: allowance.day,
+        quota: allowance.quota,
+        createdAt: ctx.clock(),
+      },
+      plan.max_queued_jobs,
+    );
+    if (job === 'limit_reached') throw tooManyJobs(plan.max_queued_jobs, plan.name, ctx.clock());
+    // Durable from here: a dispatch that fails (Redis away) is retried by the sweep.
+    await ctx.jobs.dispatch(job.id).catch(() => {});
+    return job;
+  } catch (err) {
+    await allowance.release();
+    throw err;
+  }
+}
+
+/** A target's rules, the messages naming `webhook_url`. */
+async function checkWebhookUrl(guard: TargetGuard, raw: string, user: User): Promise<string> {
+  try {
+    const url = guard.parse(raw);
+    guard.screen(url);
+    await guard.check(url, `user:${user.id}`);
+    return url.href;
+  } catch (err) {
+    if (!isAppError(err)) throw err;
+    const message = /^url\b/.test(err.message)
+      ? err.message.replace(/^url\b/, 'webhook_url')
+      : `webhook_url: ${err.message}`;
+    // A name that does not resolve is the request's problem here, not a target's 502.
+    const code = err.code === 'target_unreachable' ? 'url_not_allowed' : err.code;
+    throw new AppError(code, message);
+  }
+}
+
+const RETRY_SECONDS = 5;
+
+function tooManyJobs(max: number, plan: string, now: number): AppError {
+  return new AppError('rate_limited', 'too many queued jobs', {
+    body: {
+      message: `${max} async captures are already queued or rendering (the ${plan} plan's max_queued_jobs); retry when one has finished.`,
+      success: false,
+      limit: max,
+      used: max,
+      remaining: 0,
+      reset_time: Math.ceil(now / 1000) + RETRY_SECONDS,
+      plan,
+    },
+    headers: { 'Retry-After': String(RETRY_SECONDS) },
+  });
+}

@@ -1,0 +1,24 @@
+import type { CaptureContext } from '../captures/ports.ts';
+
+/**
+ * Carries "run job X" to a worker (docs/deployment.md, "Async captures"): BullMQ on Redis, or
+ * the database itself. The job's row is the truth either way; a dispatch lost to a crash is
+ * found again by the stranded-job sweep.
+ */
+export interface JobQueue {
+  dispatch(id: string): Promise<void>;
+}
+
+/** POSTs a webhook body through the egress rules; throws when it could not be sent at all. */
+export interface WebhookSender {
+  send(request: {
+    url: string;
+    headers: Record<string, string>;
+    body: string;
+    timeoutMs: number;
+  }): Promise<{ status: number; body: string }>;
+}
+
+export interface JobContext extends CaptureContext {
+  jobs: JobQueue;
+}

@@ -1,0 +1,137 @@
+import { retryInBackground } from '../../lib/retry.ts';
+import { toIso } from '../../lib/time.ts';
+import { BOUNDS } from '../bounds.ts';
+import { captureAnswer } from '../captures/capture-answer.ts';
+import type { CaptureInput } from '../captures/capture-options.ts';
+import { runCapture } from '../captures/run-capture.ts';
+import { AppError, isAppError } from '../errors.ts';
+import type { CaptureJob, NewDelivery } from '../store.ts';
+import { jobAnswer, jobResult, newDeliveryId } from './job-answer.ts';
+import type { JobContext } from './ports.ts';
+
+export interface RunJobOptions {
+  /** This worker's name on the leases it takes. */
+  owner: string;
+  /** How long a lease lasts unless renewed (a third of it between renewals). */
+  leaseMs: number;
+}
+
+/**
+ * Runs a job this worker has just claimed (its lease is `owner`'s): the same capture
+ * pipeline as a synchronous request, with the quota unit the job already holds. The last
+ * status is written only while the lease is still ours, in one transaction with the webhook
+ * delivery, so a job succeeds at most once, with one result and one event: a worker that
+ * lost its lease (its node stalled and another took the job over) writes nothing.
+ */
+export async function runJob(
+  ctx: JobContext,
+  job: CaptureJob,
+  options: RunJobOptions,
+): Promise<void> {
+  const { owner, leaseMs } = options;
+  const lost = new AbortController();
+  const heartbeat = setInterval(
+    () => {
+      ctx.store.jobs.renew(job.id, owner, ctx.clock() + leaseMs).then(
+        (held) => {
+          if (!held) lost.abort(new AppError('internal_error', 'the job was taken over'));
+        },
+        () => {}, // a database blip: the next beat tries again, the lease has room
+      );
+    },
+    Math.max(250, Math.floor(leaseMs / 3)),
+  );
+  heartbeat.unref();
+  try {
+    const user = await ctx.store.users.findById(job.userId);
+    if (user === null) return; // the account is gone, and its jobs with it (cascade)
+    if (job.attempts > BOUNDS.jobs.maxAttempts) {
+      await fail(ctx, job, owner, {
+        error: `the capture was interrupted ${BOUNDS.jobs.maxAttempts} times (its node stopped)`,
+        code: 'internal_error',
+      });
+      return;
+    }
+    const plan = ctx.plans[user.plan];
+    let outcome: Awaited<ReturnType<typeof runCapture>>;
+    try {
+      outcome = await runCapture(ctx, {
+        input: job.input as CaptureInput,
+        caller: {
+          client: `user:${user.id}`,
+          cacheOwner: `user:${user.id}:${plan.name}`,
+          userId: user.id,
+          plan,
+          // The unit was taken when the job was queued; the job gives it back if it fails.
+          reserve: async () => ({ quota: job.quota, release: async () => {} }),
+          signal: lost.signal,
+        },
+      });
+    } catch (err) {
+      if (lost.signal.aborted) return; // another worker has the job now
+      await fail(ctx, job, owner, describe(err));
+      return;
+    }
+    const result = jobResult(captureAnswer(ctx, outcome));
+    const now = ctx.clock();
+    const done: CaptureJob = { ...job, status: 'succeeded', result, finishedAt: now };
+    // False when another worker took the job over: its answer is the job's one result. What
+    // this one stored stays an ordinary cache entry of the account's (the other may even be
+    // answering with it), never a second succeeded event.
+    await ctx.store.jobs.finish(
+      job.id,
+      owner,
+      now,
+      { status: 'succeeded', result },
+      delivery(ctx, done, now),
+    );
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+async function fail(
+  ctx: JobContext,
+  job: CaptureJob,
+  owner: string,
+  failure: { error: string; code: string },
+): Promise<void> {
+  const now = ctx.clock();
+  const done: CaptureJob = {
+    ...job,
+    status: 'failed',
+    error: failure.error,
+    errorCode: failure.code,
+    finishedAt: now,
+  };
+  const finished = await ctx.store.jobs.finish(
+    job.id,
+    owner,
+    now,
+    { status: 'failed', ...failure },
+    delivery(ctx, done, now),
+  );
+  // The unit goes back once: only the worker that wrote the failure returns it.
+  if (finished) {
+    await retryInBackground(() => ctx.store.quota.release(job.userId, job.period, job.day));
+  }
+}
+
+function describe(err: unknown): { error: string; code: string } {
+  if (isAppError(err)) return { error: err.message, code: err.code };
+  return { error: 'internal error', code: 'internal_error' };
+}
+
+/** The webhook for the job's last status, if it has a webhook URL: written with it. */
+function delivery(ctx: JobContext, job: CaptureJob, now: number): NewDelivery | null {
+  if (job.webhookUrl === null) return null;
+  const type = job.status === 'succeeded' ? 'screenshot.succeeded' : 'screenshot.failed';
+  return {
+    id: newDeliveryId(),
+    userId: job.userId,
+    jobId: job.id,
+    url: job.webhookUrl,
+    eventType: type,
+    payload: JSON.stringify({ type, timestamp: toIso(now), data: jobAnswer(ctx, job) }),
+  };
+}
