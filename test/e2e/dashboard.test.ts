@@ -14,6 +14,7 @@ import {
   snapshot,
   unlabelledFields,
 } from '../helpers/web.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
 
 /**
  * The dashboard in Chromium against the real app: one new user's whole journey, in order
@@ -30,6 +31,7 @@ describe('dashboard (browser)', () => {
   const email = uniqueEmail('e2e');
   let apiKey = '';
   let signingSecret = '';
+  let hooks: WebhookReceiver;
 
   before(async () => {
     await buildWeb();
@@ -37,7 +39,11 @@ describe('dashboard (browser)', () => {
       '/': html('<main style="font:48px sans-serif;padding:40px;background:#bfdbfe">Blue</main>'),
       '/pro': html('<main style="font:48px sans-serif;padding:40px;background:#bbf7d0">Pro</main>'),
     });
-    t = await startApp({ db: 'sqlite', env: { EGRESS_ALLOWLIST: site.hostPort } });
+    hooks = await startWebhookReceiver();
+    t = await startApp({
+      db: 'sqlite',
+      env: { EGRESS_ALLOWLIST: `${site.hostPort},${hooks.hostPort}` },
+    });
     browser = await launchBrowser();
     ({ context, problems } = await newContext(browser, { origin: t.url }));
     page = await context.newPage();
@@ -46,6 +52,7 @@ describe('dashboard (browser)', () => {
     await browser?.close();
     await t?.close();
     await site?.close();
+    await hooks?.close();
   });
 
   const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true });
@@ -375,6 +382,52 @@ describe('dashboard (browser)', () => {
     await notice(/The screenshot of .* is deleted/).waitFor();
     await page.locator('.empty').filter({ hasText: 'No screenshots yet' }).waitFor();
     assert.equal((await fetch(imageUrl)).status, 404);
+  });
+
+  it('shows a webhook delivery with its attempts, resends it, and rotates the secret', async () => {
+    const res = await t.fetch('/v1/screenshots', {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey },
+      json: {
+        url: `${site.origin}/`,
+        width: 320,
+        height: 200,
+        async: true,
+        webhook_url: hooks.url,
+      },
+    });
+    assert.equal(res.status, 202, await res.clone().text());
+    await hooks.waitFor(1);
+    await nav('Webhooks').click();
+    await heading('Webhooks').waitFor();
+    const secret = await page.getByLabel('Webhook signing secret').inputValue();
+    assert.match(secret, /^whsec_/);
+    const row = page.locator('tbody tr').filter({ hasText: 'screenshot.succeeded' });
+    await row.waitFor();
+    for (let i = 0; i < 50 && !/Delivered/.test(await row.innerText()); i++) {
+      await sleep(100);
+      await page.getByRole('button', { name: 'Refresh' }).click();
+    }
+    assert.match(await row.innerText(), /Delivered/);
+    await row.getByRole('button', { name: /^Attempts of msg_/ }).click();
+    await page
+      .getByRole('list', { name: /^Attempts of msg_/ })
+      .getByText('HTTP 200')
+      .waitFor();
+    assert.deepEqual(await unlabelledFields(page), []);
+    await snapshot(page, 'dashboard-webhooks');
+    await row.getByRole('button', { name: /^Resend msg_/ }).click();
+    await notice(/is queued to be sent again/).waitFor();
+    const [first, second] = await hooks.waitFor(2);
+    assert.equal(second?.headers['webhook-id'], first?.headers['webhook-id']);
+
+    await page.getByRole('button', { name: 'Rotate' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Rotate the webhook secret?' });
+    await dialog.getByRole('button', { name: 'Rotate secret' }).click();
+    await notice(/The secret is replaced/).waitFor();
+    const rotated = await page.getByLabel('Webhook signing secret').inputValue();
+    assert.match(rotated, /^whsec_/);
+    assert.notEqual(rotated, secret);
   });
 
   it('revokes the key after confirming, and the API refuses it', async () => {

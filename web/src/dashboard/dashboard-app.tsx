@@ -12,6 +12,7 @@ import { Link, navigate, usePath } from './router.tsx';
 import { ScreenshotsPage } from './screenshots-page.tsx';
 import { type Session, SessionContext } from './session.tsx';
 import { Notice, PageTitle } from './ui.tsx';
+import { WebhooksPage } from './webhooks-page.tsx';
 
 type Me = JsonBody<'/v1/auth/me', 'get', 200>;
 
@@ -25,6 +26,7 @@ const PAGES = [
   { path: '/dashboard/keys', label: 'API keys', Page: KeysPage },
   { path: '/dashboard/playground', label: 'Playground', Page: PlaygroundPage },
   { path: '/dashboard/screenshots', label: 'Screenshots', Page: ScreenshotsPage },
+  { path: '/dashboard/webhooks', label: 'Webhooks', Page: WebhooksPage },
   { path: '/dashboard/billing', label: 'Billing', Page: BillingPage },
 ];
 const PUBLIC_PATHS = new Set(['/dashboard/login', '/dashboard/signup']);
