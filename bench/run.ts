@@ -10,7 +10,9 @@
  *   - memory: PSS of Node + Chromium at rest after a concurrency-4 run and over a soak,
  *     against a plain puppeteer browser that did the same work (bench/memory.ts);
  *   - start: process start to first capture, against a bare puppeteer launch + capture
- *     (bench/start.ts).
+ *     (bench/start.ts);
+ *   - async: async captures to their webhook at concurrency 2, one node and two, against
+ *     synchronous captures on the same nodes (bench/async.ts).
  * Prints a markdown report and writes bench/results/latest.json and latest.md. Exits 1, with
  * a loud message, when a part failed or any capture in it failed.
  *
@@ -23,6 +25,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { runApiBench } from './api.ts';
+import { type AsyncNodesResult, runAsyncBench } from './async.ts';
 import { captureMarkdown, runCaptureBench } from './capture.ts';
 import { runClusterBench } from './cluster.ts';
 import { type MemoryResult, runMemoryBench } from './memory.ts';
@@ -170,6 +173,35 @@ function memoryRows(result: MemoryResult): Row[] {
   return rows;
 }
 
+function asyncRows(result: { oneNode: AsyncNodesResult; twoNodes: AsyncNodesResult }): Row[] {
+  const rows: Row[] = [];
+  for (const r of [result.oneNode, result.twoNodes]) {
+    const where = r.nodes === 1 ? 'one node' : 'two nodes, alternately';
+    rows.push(
+      {
+        benchmark: 'async capture to webhook, concurrency 2 (PostgreSQL + Redis/BullMQ)',
+        variant: where,
+        throughput: `${fmt(r.async.perSecond, 2)} jobs/s`,
+        p50: fmt(r.async.p50Ms, 0),
+        tail: `p95 ${fmt(r.async.p95Ms, 0)}`,
+        note:
+          `${fmt(r.async.perSecond / r.sync.perSecond, 2)}x sync; latency is enqueue to ` +
+          `webhook received` +
+          (r.async.errors ? `; ${r.async.errors} errors` : ''),
+      },
+      {
+        benchmark: 'async capture to webhook, concurrency 2 (PostgreSQL + Redis/BullMQ)',
+        variant: `baseline: synchronous captures, ${where}`,
+        throughput: `${fmt(r.sync.perSecond, 2)} captures/s`,
+        p50: fmt(r.sync.p50Ms, 0),
+        tail: `p95 ${fmt(r.sync.p95Ms, 0)}`,
+        note: r.sync.errors ? `${r.sync.errors} errors` : '',
+      },
+    );
+  }
+  return rows;
+}
+
 function startRows(result: StartResult): Row[] {
   const max = (xs: number[]) => Math.max(...xs);
   return [
@@ -276,6 +308,21 @@ const PARTS: Part[] = [
     run: async ({ quick, log }) => {
       const r = await runStartBench({ quick, log });
       return { json: r, rows: startRows(r) };
+    },
+  },
+  {
+    name: 'async',
+    run: async ({ quick, log }) => {
+      const r = await runAsyncBench({ quick, log });
+      const errors = [r.oneNode, r.twoNodes].reduce(
+        (n, x) => n + x.async.errors + x.sync.errors,
+        0,
+      );
+      return {
+        json: r,
+        rows: asyncRows(r),
+        failures: errors > 0 ? [`${errors} async or sync captures failed`] : [],
+      };
     },
   },
 ];
