@@ -96,6 +96,16 @@ describeEachDatabase('async captures', (db) => {
     assert.equal((await fetch(String(done.image_url))).status, 200);
     assert.deepEqual([done.width, done.height, done.format], [320, 200, 'png']);
     assert.equal(typeof done.screenshot_id, 'number');
+    const rows = await t.deps.database.db
+      .selectFrom('capture_jobs')
+      .select('input')
+      .where('id', '=', String(queued.id))
+      .execute();
+    assert.deepEqual(
+      rows.map((r) => r.input),
+      ['{}'],
+      'the request is not kept past the job',
+    );
     assert.equal(await usage(p.key), 1);
 
     const [hook] = (await hooks.waitFor(before + 1)).slice(before);

@@ -162,6 +162,9 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
           .updateTable('capture_jobs')
           .set({
             status: outcome.status,
+            // The request is not kept past the job: it may carry the caller's headers,
+            // cookies and credentials for the target.
+            input: '{}',
             result: outcome.status === 'succeeded' ? JSON.stringify(outcome.result) : null,
             error: outcome.status === 'failed' ? outcome.error : null,
             error_code: outcome.status === 'failed' ? outcome.code : null,
