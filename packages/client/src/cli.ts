@@ -1,0 +1,394 @@
+#!/usr/bin/env node
+/**
+ * `shotsmith`: the Shotsmith API from a shell, on the client library. The key comes from
+ * SHOTSMITH_API_KEY (or --api-key), the service from SHOTSMITH_URL (or --url). Every capture
+ * option is a flag named after its field (`full_page` is `--full-page`); `shotsmith help`
+ * lists them. Exit codes (EXIT below) let scripts tell a refusal from an outage.
+ */
+import { writeFile } from 'node:fs/promises';
+import { CAPTURE_FIELDS } from './capture-fields.ts';
+import { Shotsmith } from './client.ts';
+import { ShotsmithError } from './errors.ts';
+import { type LinkOptionValue, renderLink } from './links.ts';
+import type { CaptureOptions, ScreenshotStatus } from './types.ts';
+
+export const EXIT = {
+  ok: 0,
+  /** Something unexpected (a bug, a file that could not be written). */
+  failure: 1,
+  /** The command line itself is wrong: unknown command or flag, missing argument. */
+  usage: 2,
+  /** The key was refused (401) or the request forbidden (403). */
+  unauthorized: 3,
+  /** The monthly quota is spent (402) or the rate limit hit (429) after the retries. */
+  limited: 4,
+  /** The service refused the request (400, 404, 413): the message says why. */
+  refused: 5,
+  /** The service or the target failed (5xx, a failed async job). */
+  unavailable: 6,
+  /** The service could not be reached at all. */
+  network: 7,
+} as const;
+
+class UsageError extends Error {}
+
+type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
+const FIELDS = CAPTURE_FIELDS as Record<string, { type: FieldType; help: string }>;
+/** Flags the CLI sets itself, per command, rather than as capture options. */
+const OWN_FIELDS = new Set(['url', 'async', 'webhook_url', 'response_type']);
+
+const flagName = (field: string) => `--${field.replace(/_/g, '-')}`;
+const fieldName = (flag: string) => flag.replace(/^--/, '').replace(/-/g, '_');
+
+interface Parsed {
+  positionals: string[];
+  /** CLI flags (output, json, ...), by name without dashes. */
+  flags: Map<string, string | true>;
+  /** Capture options, by field name, typed. */
+  options: Record<string, unknown>;
+}
+
+const CLI_FLAGS: Record<string, 'value' | 'switch'> = {
+  output: 'value',
+  o: 'value',
+  json: 'switch',
+  async: 'switch',
+  'webhook-url': 'value',
+  'api-key': 'value',
+  'base-url': 'value',
+  limit: 'value',
+  cursor: 'value',
+  'key-id': 'value',
+  'expires-in': 'value',
+  quiet: 'switch',
+  help: 'switch',
+  h: 'switch',
+};
+
+function typed(field: string, type: FieldType, text: string): unknown {
+  const flag = flagName(field);
+  switch (type) {
+    case 'boolean':
+      if (text === 'true') return true;
+      if (text === 'false') return false;
+      throw new UsageError(`${flag} takes true or false, not "${text}"`);
+    case 'integer':
+    case 'number': {
+      const n = Number(text);
+      if (
+        text.trim() === '' ||
+        !Number.isFinite(n) ||
+        (type === 'integer' && !Number.isInteger(n))
+      ) {
+        throw new UsageError(
+          `${flag} takes ${type === 'integer' ? 'a whole number' : 'a number'}, not "${text}"`,
+        );
+      }
+      return n;
+    }
+    case 'object':
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new UsageError(`${flag} takes JSON, e.g. ${flag} '{"...": ...}'`);
+      }
+    default:
+      return text;
+  }
+}
+
+export function parseArgs(argv: readonly string[]): Parsed {
+  const parsed: Parsed = { positionals: [], flags: new Map(), options: {} };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (!arg.startsWith('-') || arg === '-') {
+      parsed.positionals.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = (eq === -1 ? arg : arg.slice(0, eq)).replace(/^--?/, '');
+    const inline = eq === -1 ? undefined : arg.slice(eq + 1);
+    const next = () => {
+      if (inline !== undefined) return inline;
+      const value = argv[++i];
+      if (value === undefined) throw new UsageError(`${arg} needs a value`);
+      return value;
+    };
+    const own = CLI_FLAGS[name];
+    if (own !== undefined) {
+      parsed.flags.set(name, own === 'switch' ? true : next());
+      continue;
+    }
+    const field = fieldName(`--${name}`);
+    const spec = FIELDS[field];
+    if (spec === undefined || OWN_FIELDS.has(field)) {
+      throw new UsageError(`unknown option ${arg.split('=')[0]} (shotsmith help lists them)`);
+    }
+    if (spec.type === 'boolean' && inline === undefined) {
+      // A switch: --full-page; --full-page=false to say no.
+      parsed.options[field] = true;
+      continue;
+    }
+    if (spec.type === 'array') {
+      const list = (parsed.options[field] as unknown[] | undefined) ?? [];
+      list.push(next());
+      parsed.options[field] = list;
+      continue;
+    }
+    if (field in parsed.options) throw new UsageError(`${flagName(field)} is given twice`);
+    parsed.options[field] = typed(field, spec.type, next());
+  }
+  return parsed;
+}
+
+const HELP = `shotsmith: screenshots from the command line (Shotsmith API)
+
+Usage:
+  shotsmith capture <url> [options] [-o FILE] [--json] [--async [--webhook-url URL]]
+  shotsmith usage [--json]
+  shotsmith list [--limit N] [--cursor C] [--json]
+  shotsmith delete <id>
+  shotsmith link <url> [options] --key-id N [--expires-in SECONDS]
+  shotsmith help
+
+Environment: SHOTSMITH_API_KEY (or --api-key), SHOTSMITH_URL (or --base-url; default
+http://localhost:8080), SHOTSMITH_SIGNING_SECRET (for link).
+
+capture without -o prints the image URL; with -o it writes the image (one round trip).
+--json prints the API's answer as JSON. --async queues the capture (Pro) and waits for it,
+with a progress line on stderr (--quiet hides it).
+
+Exit codes: 0 ok, 1 unexpected failure, 2 bad command line, 3 key refused, 4 quota or rate
+limit, 5 request refused (400/404), 6 service or target failed, 7 service unreachable.
+
+Capture options (booleans are switches; lists repeat the flag; objects take JSON):
+${Object.entries(FIELDS)
+  .filter(([name]) => !OWN_FIELDS.has(name))
+  .map(([name, spec]) => `  ${flagName(name).padEnd(26)} ${spec.type.padEnd(8)} ${spec.help}`)
+  .join('\n')}
+`;
+
+interface Io {
+  env: Record<string, string | undefined>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Whether stderr is a terminal (the progress line redraws itself). */
+  tty: boolean;
+}
+
+function client(parsed: Parsed, io: Io): Shotsmith {
+  const apiKey = String(parsed.flags.get('api-key') ?? io.env.SHOTSMITH_API_KEY ?? '');
+  if (!apiKey) throw new UsageError('no API key: set SHOTSMITH_API_KEY or pass --api-key');
+  const baseUrl = String(
+    parsed.flags.get('base-url') ?? io.env.SHOTSMITH_URL ?? 'http://localhost:8080',
+  );
+  if (!/^https?:\/\//.test(baseUrl))
+    throw new UsageError(`SHOTSMITH_URL must be an http(s) URL, not "${baseUrl}"`);
+  return new Shotsmith({ apiKey, baseUrl });
+}
+
+const one = (parsed: Parsed, what: string): string => {
+  const [, value, extra] = parsed.positionals;
+  if (value === undefined) throw new UsageError(`${parsed.positionals[0]} needs ${what}`);
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+  return value;
+};
+
+/** A line on stderr that says what is happening while the command waits. */
+function progress(io: Io, quiet: boolean) {
+  let last = '';
+  const started = Date.now();
+  return {
+    show(text: string) {
+      if (quiet) return;
+      if (io.tty) {
+        io.stderr(`\r\x1b[2K${text} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+      } else if (text !== last) {
+        io.stderr(`${text}\n`);
+      }
+      last = text;
+    },
+    done() {
+      if (!quiet && io.tty && last) io.stderr('\r\x1b[2K');
+    },
+  };
+}
+
+async function capture(parsed: Parsed, io: Io): Promise<void> {
+  const url = one(parsed, 'a URL');
+  const api = client(parsed, io);
+  const options = { ...parsed.options, url } as CaptureOptions;
+  const output = parsed.flags.get('output') ?? parsed.flags.get('o');
+  const json = parsed.flags.has('json');
+  const line = progress(io, parsed.flags.has('quiet'));
+  if (parsed.flags.has('async')) {
+    const hook = parsed.flags.get('webhook-url');
+    const job = await api.queue(options, typeof hook === 'string' ? hook : undefined);
+    line.show(`queued ${job.id}`);
+    const done: ScreenshotStatus = await api.wait(job.id, {
+      onStatus: (s) => line.show(`${s.status} ${job.id}`),
+    });
+    line.done();
+    if (done.status === 'failed') {
+      throw new ShotsmithError({
+        status: 0,
+        code: String(done.code ?? 'internal_error'),
+        message: `job ${job.id} failed: ${String(done.error)}`,
+      });
+    }
+    if (typeof output === 'string') {
+      const res = await fetch(String(done.image_url));
+      await writeFile(output, new Uint8Array(await res.arrayBuffer()));
+    }
+    io.stdout(json ? `${JSON.stringify(done, null, 2)}\n` : `${String(done.image_url)}\n`);
+    return;
+  }
+  line.show(`capturing ${url}`);
+  if (typeof output === 'string') {
+    const image = await api.captureImage(options);
+    line.done();
+    await writeFile(output, image.bytes);
+    const { bytes, ...facts } = image;
+    io.stdout(
+      json
+        ? `${JSON.stringify({ ...facts, file: output, size: bytes.length }, null, 2)}\n`
+        : `${output} (${bytes.length} bytes, ${image.contentType}) ${image.imageUrl}\n`,
+    );
+    return;
+  }
+  const result = await api.capture(options);
+  line.done();
+  io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${result.image_url}\n`);
+}
+
+async function link(parsed: Parsed, io: Io): Promise<void> {
+  const url = one(parsed, 'a URL');
+  const keyId = Number(parsed.flags.get('key-id'));
+  if (!Number.isInteger(keyId) || keyId < 1)
+    throw new UsageError("link needs --key-id N (the API key's id)");
+  const secret = io.env.SHOTSMITH_SIGNING_SECRET ?? '';
+  if (!secret.startsWith('sig_live_')) {
+    throw new UsageError("link needs SHOTSMITH_SIGNING_SECRET (the key's sig_live_... secret)");
+  }
+  const expiresIn = Number(parsed.flags.get('expires-in') ?? 3600);
+  if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > 7 * 24 * 3600) {
+    throw new UsageError('--expires-in takes 1 to 604800 seconds');
+  }
+  for (const [name, value] of Object.entries(parsed.options)) {
+    if (typeof value === 'object' && !Array.isArray(value)) {
+      throw new UsageError(
+        `${flagName(name)} is an object, and a render link cannot carry objects`,
+      );
+    }
+  }
+  const baseUrl = String(
+    parsed.flags.get('base-url') ?? io.env.SHOTSMITH_URL ?? 'http://localhost:8080',
+  );
+  io.stdout(
+    `${await renderLink({
+      baseUrl,
+      keyId,
+      signingSecret: secret,
+      options: { ...(parsed.options as Record<string, LinkOptionValue>), url },
+      expires: Math.floor(Date.now() / 1000) + expiresIn,
+    })}\n`,
+  );
+}
+
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    const parsed = parseArgs(argv);
+    const command = parsed.positionals[0];
+    if (
+      command === undefined ||
+      command === 'help' ||
+      parsed.flags.has('help') ||
+      parsed.flags.has('h')
+    ) {
+      io.stdout(HELP);
+      return command === undefined && !parsed.flags.has('help') && !parsed.flags.has('h')
+        ? EXIT.usage
+        : EXIT.ok;
+    }
+    const json = parsed.flags.has('json');
+    switch (command) {
+      case 'capture':
+        await capture(parsed, io);
+        break;
+      case 'usage': {
+        const u = await client(parsed, io).usage();
+        io.stdout(
+          json
+            ? `${JSON.stringify(u, null, 2)}\n`
+            : `${u.plan}: ${u.used} of ${u.limit} used this month, ${u.remaining} left; resets ${u.resets_at}\n`,
+        );
+        break;
+      }
+      case 'list': {
+        const limit = parsed.flags.get('limit');
+        const cursor = parsed.flags.get('cursor');
+        const page = await client(parsed, io).list({
+          ...(typeof limit === 'string' ? { limit: Number(limit) } : {}),
+          ...(typeof cursor === 'string' ? { cursor } : {}),
+        });
+        if (json) io.stdout(`${JSON.stringify(page, null, 2)}\n`);
+        else {
+          for (const s of page.data) {
+            io.stdout(
+              `${s.id}\t${s.created_at}\t${s.format} ${s.width}x${s.height}\t${s.url}\t${s.image_url}\n`,
+            );
+          }
+          if (page.next_cursor) io.stderr(`more: shotsmith list --cursor ${page.next_cursor}\n`);
+        }
+        break;
+      }
+      case 'delete': {
+        const id = one(parsed, 'a screenshot id');
+        if (!/^[1-9][0-9]*$/.test(id)) throw new UsageError(`"${id}" is not a screenshot id`);
+        await client(parsed, io).delete(Number(id));
+        io.stdout(json ? '{"deleted":true}\n' : `deleted ${id}\n`);
+        break;
+      }
+      case 'link':
+        await link(parsed, io);
+        break;
+      default:
+        throw new UsageError(`unknown command "${command}" (shotsmith help lists them)`);
+    }
+    return EXIT.ok;
+  } catch (err) {
+    return report(err, io);
+  }
+}
+
+function report(err: unknown, io: Io): number {
+  if (err instanceof UsageError) {
+    io.stderr(`shotsmith: ${err.message}\n`);
+    return EXIT.usage;
+  }
+  if (err instanceof ShotsmithError) {
+    const extra =
+      err.resetsAt !== null
+        ? ` (resets ${err.resetsAt})`
+        : err.retryAfter !== null
+          ? ` (retry after ${err.retryAfter} s)`
+          : '';
+    io.stderr(`shotsmith: ${err.message}${extra} [${err.status || 'no answer'} ${err.code}]\n`);
+    if (err.code === 'network_error') return EXIT.network;
+    if (err.status === 401 || err.status === 403) return EXIT.unauthorized;
+    if (err.status === 402 || err.status === 429) return EXIT.limited;
+    if (err.status >= 400 && err.status < 500) return EXIT.refused;
+    return EXIT.unavailable;
+  }
+  io.stderr(`shotsmith: ${err instanceof Error ? err.message : String(err)}\n`);
+  return EXIT.failure;
+}
+
+if (import.meta.main) {
+  process.exitCode = await run(process.argv.slice(2), {
+    env: process.env,
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    tty: Boolean(process.stderr.isTTY),
+  });
+}

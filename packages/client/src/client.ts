@@ -1,0 +1,211 @@
+import { ShotsmithError } from './errors.ts';
+import { type LinkOptionValue, renderLink } from './links.ts';
+import type {
+  CapturedImage,
+  CaptureOptions,
+  CaptureResult,
+  Devices,
+  Plans,
+  QueuedJob,
+  ScreenshotList,
+  ScreenshotStatus,
+  Usage,
+} from './types.ts';
+
+export interface ShotsmithOptions {
+  /** An API key (`sk_live_...`). */
+  apiKey: string;
+  /** The service's origin, e.g. `https://shots.example.com`. */
+  baseUrl: string;
+  /** Retries of a 429 or 503 answer, each after its `Retry-After`. Default 3. */
+  maxRetries?: number;
+  /** The longest `Retry-After` waited for; a longer one is thrown at once. Default 60 s. */
+  maxRetryDelayMs?: number;
+  /** Gives up on a request (each attempt) after this long. Default 120 s. */
+  timeoutMs?: number;
+  /** A fetch of your own (tests, proxies). Default the global one. */
+  fetch?: typeof fetch;
+}
+
+export interface WaitOptions {
+  /** Between status reads. Default 500 ms. */
+  intervalMs?: number;
+  /** Gives up after this long (a ShotsmithError with code `timeout`). Default 5 minutes. */
+  timeoutMs?: number;
+  /** Told each status read, for a progress line. */
+  onStatus?: (status: ScreenshotStatus) => void;
+  signal?: AbortSignal;
+}
+
+const RETRIED = new Set([429, 503]);
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+
+/**
+ * The Shotsmith API from TypeScript: every programmatic endpoint, typed from the service's
+ * OpenAPI document. Refusals are `ShotsmithError`s; a 429 or 503 is retried after its
+ * `Retry-After` (up to `maxRetries`, never waiting longer than `maxRetryDelayMs`).
+ */
+export class Shotsmith {
+  readonly baseUrl: string;
+  readonly #apiKey: string;
+  readonly #fetch: typeof fetch;
+  readonly #maxRetries: number;
+  readonly #maxRetryDelayMs: number;
+  readonly #timeoutMs: number;
+
+  constructor(options: ShotsmithOptions) {
+    if (!options.apiKey) throw new TypeError('apiKey is required');
+    if (!/^https?:\/\//.test(options.baseUrl ?? '')) {
+      throw new TypeError('baseUrl must be an http(s) URL, e.g. https://shots.example.com');
+    }
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#apiKey = options.apiKey;
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#maxRetries = options.maxRetries ?? 3;
+    this.#maxRetryDelayMs = options.maxRetryDelayMs ?? 60_000;
+    this.#timeoutMs = options.timeoutMs ?? 120_000;
+  }
+
+  /** POST /v1/screenshots: renders (or answers from the cache) and returns the image's URL. */
+  async capture(options: CaptureOptions): Promise<CaptureResult> {
+    const res = await this.#request('POST', '/v1/screenshots', options);
+    return (await res.json()) as CaptureResult;
+  }
+
+  /** The same capture with the image bytes in one round trip (`response_type: "image"`). */
+  async captureImage(options: CaptureOptions): Promise<CapturedImage> {
+    const res = await this.#request('POST', '/v1/screenshots', {
+      ...options,
+      response_type: 'image',
+    });
+    const h = res.headers;
+    const id = h.get('x-screenshot-id');
+    return {
+      bytes: new Uint8Array(await res.arrayBuffer()),
+      contentType: h.get('content-type') ?? 'application/octet-stream',
+      imageUrl: h.get('x-image-url') ?? '',
+      expiresAt: h.get('x-expires-at') ?? '',
+      cached: h.get('x-cached') === 'true',
+      quota: { used: Number(h.get('x-quota-used')), limit: Number(h.get('x-quota-limit')) },
+      screenshotId: id === null ? null : Number(id),
+    };
+  }
+
+  /** Queues an async capture (Pro): 202 with the job's id and status URL. */
+  async queue(options: CaptureOptions, webhookUrl?: string): Promise<QueuedJob> {
+    const res = await this.#request('POST', '/v1/screenshots', {
+      ...options,
+      async: true,
+      ...(webhookUrl === undefined ? {} : { webhook_url: webhookUrl }),
+    });
+    return (await res.json()) as QueuedJob;
+  }
+
+  /** GET /v1/screenshots/{id}: a job's status (`job_...`) or a Pro record's. */
+  async screenshot(id: string | number): Promise<ScreenshotStatus> {
+    const res = await this.#request('GET', `/v1/screenshots/${encodeURIComponent(String(id))}`);
+    return (await res.json()) as ScreenshotStatus;
+  }
+
+  /** Reads a job's status until it has succeeded or failed. */
+  async wait(id: string, options: WaitOptions = {}): Promise<ScreenshotStatus> {
+    const end = Date.now() + (options.timeoutMs ?? 300_000);
+    for (;;) {
+      const status = await this.screenshot(id);
+      options.onStatus?.(status);
+      if (status.status === 'succeeded' || status.status === 'failed') return status;
+      if (Date.now() > end) {
+        throw new ShotsmithError({
+          status: 0,
+          code: 'timeout',
+          message: `job ${id} is still ${status.status}`,
+        });
+      }
+      await sleep(options.intervalMs ?? 500, options.signal);
+    }
+  }
+
+  /** GET /v1/screenshots: one page of the account's records, newest first (Pro). */
+  async list(options: { limit?: number; cursor?: string } = {}): Promise<ScreenshotList> {
+    const query = new URLSearchParams();
+    if (options.limit !== undefined) query.set('limit', String(options.limit));
+    if (options.cursor !== undefined) query.set('cursor', options.cursor);
+    const suffix = query.size > 0 ? `?${query}` : '';
+    const res = await this.#request('GET', `/v1/screenshots${suffix}`);
+    return (await res.json()) as ScreenshotList;
+  }
+
+  /** DELETE /v1/screenshots/{id}: the record and its image. */
+  async delete(id: number): Promise<void> {
+    await (
+      await this.#request('DELETE', `/v1/screenshots/${encodeURIComponent(String(id))}`)
+    ).arrayBuffer();
+  }
+
+  /** GET /v1/usage. */
+  async usage(): Promise<Usage> {
+    return (await (await this.#request('GET', '/v1/usage')).json()) as Usage;
+  }
+
+  /** GET /v1/plans (public). */
+  async plans(): Promise<Plans> {
+    return (await (await this.#request('GET', '/v1/plans')).json()) as Plans;
+  }
+
+  /** GET /v1/devices (public). */
+  async devices(): Promise<Devices> {
+    return (await (await this.#request('GET', '/v1/devices')).json()) as Devices;
+  }
+
+  /** A signed render link on this client's base URL (see `renderLink`). */
+  renderLink(link: {
+    keyId: number;
+    signingSecret: string;
+    options: Readonly<Record<string, LinkOptionValue | undefined>> & { url: string };
+    expires?: number | Date;
+  }): Promise<string> {
+    return renderLink({ ...link, baseUrl: this.baseUrl });
+  }
+
+  async #request(method: string, path: string, body?: unknown): Promise<Response> {
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await this.#fetch(`${this.baseUrl}${path}`, {
+          method,
+          headers: {
+            'x-api-key': this.#apiKey,
+            accept: 'application/json',
+            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          signal: AbortSignal.timeout(this.#timeoutMs),
+        });
+      } catch (err) {
+        throw new ShotsmithError({
+          status: 0,
+          code: 'network_error',
+          message: `could not reach ${this.baseUrl}: ${err instanceof Error ? err.message : String(err)}`,
+        });
+      }
+      if (res.ok) return res;
+      const error = await ShotsmithError.fromResponse(res);
+      const wait = (error.retryAfter ?? 1) * 1000;
+      if (!RETRIED.has(res.status) || attempt >= this.#maxRetries || wait > this.#maxRetryDelayMs) {
+        throw error;
+      }
+      await sleep(wait);
+    }
+  }
+}

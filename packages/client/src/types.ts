@@ -1,0 +1,38 @@
+/**
+ * The API's requests and answers, named. Each is looked up in schema.d.ts, which is generated
+ * from the service's openapi.json (`npm run openapi:types` in the repository), so the client
+ * cannot drift from the routes.
+ */
+import type { paths } from './schema.d.ts';
+
+type Json<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+
+/** The body of POST /v1/screenshots: every capture option. */
+export type CaptureRequest = Json<paths['/v1/screenshots']['post']['requestBody']>;
+/** Capture options without the fields the client sets itself per call. */
+export type CaptureOptions = Omit<CaptureRequest, 'async' | 'response_type' | 'webhook_url'>;
+/** The 201 of a capture. */
+export type CaptureResult = Json<paths['/v1/screenshots']['post']['responses'][201]>;
+/** The 202 of an async capture. */
+export type QueuedJob = Json<paths['/v1/screenshots']['post']['responses'][202]>;
+/** GET /v1/screenshots/{id}: an async job's status, or a record's. */
+export type ScreenshotStatus = Json<paths['/v1/screenshots/{id}']['get']['responses'][200]> & {
+  [field: string]: unknown;
+};
+/** One page of GET /v1/screenshots. */
+export type ScreenshotList = Json<paths['/v1/screenshots']['get']['responses'][200]>;
+export type Usage = Json<paths['/v1/usage']['get']['responses'][200]>;
+export type Plans = Json<paths['/v1/plans']['get']['responses'][200]>;
+export type Devices = Json<paths['/v1/devices']['get']['responses'][200]>;
+
+/** A capture answered with its bytes (`response_type: "image"`), and its facts. */
+export interface CapturedImage {
+  bytes: Uint8Array;
+  contentType: string;
+  imageUrl: string;
+  expiresAt: string;
+  cached: boolean;
+  quota: { used: number; limit: number };
+  /** Listable (Pro) records only. */
+  screenshotId: number | null;
+}

@@ -1,0 +1,232 @@
+/**
+ * The `shotsmith` command line tool as a subprocess against a real running service: output
+ * files, `--json`, the progress line, and every documented exit code. Then the package as it
+ * would be published: built with its own tsconfig, its `bin` run and its entry imported.
+ */
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
+import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const CLI = path.join(ROOT, 'packages', 'client', 'src', 'cli.ts');
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: Record<string, string>, script = CLI): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += String(d);
+    });
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('shotsmith CLI', () => {
+  let t: TestApp;
+  let site: FixtureSite;
+  let dir: string;
+  before(async () => {
+    site = await startSite({ '/': page('<h1 style="font:40px sans-serif">cli</h1>') });
+    t = await startApp({
+      db: 'sqlite',
+      env: { EGRESS_ALLOWLIST: site.hostPort },
+      plans: { free: { rate_per_minute: 1000, monthly_quota: 6 }, pro: { rate_per_minute: 1000 } },
+    });
+    dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cli-'));
+  });
+  after(async () => {
+    await t?.close();
+    await site?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const account = async (plan: 'free' | 'pro' = 'free') => {
+    const user = await signUp(t);
+    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
+    const key = await createKey(t, user.cookie);
+    return {
+      userId: user.id,
+      ...key,
+      env: { SHOTSMITH_API_KEY: key.key, SHOTSMITH_URL: t.url },
+    };
+  };
+  const small = ['--width', '320', '--height', '200'];
+
+  it('captures to a file, prints JSON, reads usage', async () => {
+    const { env } = await account();
+    const file = path.join(dir, 'shot.png');
+    const saved = await cli(['capture', `${site.origin}/`, ...small, '-o', file], env);
+    assert.equal(saved.code, 0, saved.stderr);
+    assert.deepEqual(imageSize(await readFile(file)), { format: 'png', width: 320, height: 200 });
+    assert.match(
+      saved.stdout,
+      /shot\.png \(\d+ bytes, image\/png\) http:\/\/127\.0\.0\.1:\d+\/images\//,
+    );
+
+    const json = await cli(
+      ['capture', `${site.origin}/`, ...small, '--format=jpeg', '--full-page', '--json'],
+      env,
+    );
+    assert.equal(json.code, 0, json.stderr);
+    const body = JSON.parse(json.stdout) as {
+      format: string;
+      truncated: boolean;
+      image_url: string;
+    };
+    assert.equal(body.format, 'jpeg');
+    assert.equal(body.truncated, false);
+
+    const plain = await cli(
+      ['capture', `${site.origin}/`, ...small, '--hide-selectors', 'h1', '--hide-selectors', '.x'],
+      env,
+    );
+    assert.equal(plain.code, 0, plain.stderr);
+    assert.match(plain.stdout.trim(), /^http:\/\/127\.0\.0\.1:\d+\/images\/[A-Za-z0-9_-]+\.png$/);
+
+    const usage = await cli(['usage'], env);
+    assert.equal(usage.code, 0);
+    assert.match(usage.stdout, /^free: 3 of 6 used this month, 3 left; resets \d{4}-/);
+    const usageJson = JSON.parse((await cli(['usage', '--json'], env)).stdout) as { used: number };
+    assert.equal(usageJson.used, 3);
+  });
+
+  it('lists, deletes, and runs an async capture with a progress line (Pro)', async () => {
+    const { env } = await account('pro');
+    const made = JSON.parse(
+      (await cli(['capture', `${site.origin}/?pro`, ...small, '--json'], env)).stdout,
+    ) as { id: number };
+    const list = await cli(['list', '--json'], env);
+    assert.equal(list.code, 0);
+    assert.deepEqual(
+      (JSON.parse(list.stdout) as { data: Array<{ id: number }> }).data.map((s) => s.id),
+      [made.id],
+    );
+    const text = await cli(['list'], env);
+    assert.match(text.stdout, new RegExp(`^${made.id}\\t`));
+    const deleted = await cli(['delete', String(made.id)], env);
+    assert.deepEqual([deleted.code, deleted.stdout], [0, `deleted ${made.id}\n`]);
+    const again = await cli(['delete', String(made.id)], env);
+    assert.equal(again.code, 5, 'a 404 is a refused request');
+    assert.match(again.stderr, /screenshot not found \[404 not_found\]/);
+
+    const file = path.join(dir, 'async.png');
+    const queued = await cli(
+      ['capture', `${site.origin}/?async`, ...small, '--async', '-o', file, '--json'],
+      env,
+    );
+    assert.equal(queued.code, 0, queued.stderr);
+    assert.match(queued.stderr, /^queued job_\w+$/m);
+    assert.match(queued.stderr, /^succeeded job_\w+$/m);
+    assert.equal((JSON.parse(queued.stdout) as { status: string }).status, 'succeeded');
+    assert.equal(imageSize(await readFile(file)).width, 320);
+  });
+
+  it('prints a signed render link the service accepts', async () => {
+    const a = await account();
+    const printed = await cli(
+      ['link', `${site.origin}/?link`, ...small, '--key-id', String(a.id), '--expires-in', '600'],
+      {
+        ...a.env,
+        SHOTSMITH_SIGNING_SECRET: a.signing_secret,
+      },
+    );
+    assert.equal(printed.code, 0, printed.stderr);
+    const res = await fetch(printed.stdout.trim(), { redirect: 'manual' });
+    assert.equal(res.status, 302);
+    const noSecret = await cli(['link', `${site.origin}/`, '--key-id', String(a.id)], a.env);
+    assert.equal(noSecret.code, 2);
+    assert.match(noSecret.stderr, /SHOTSMITH_SIGNING_SECRET/);
+  });
+
+  it('says what is wrong, with an exit code for each kind of failure', async () => {
+    const { env, userId } = await account();
+    const cases: Array<[string, string[], Record<string, string>, number, RegExp]> = [
+      ['no command', [], env, 2, /^$/],
+      ['unknown command', ['snap'], env, 2, /unknown command "snap"/],
+      [
+        'unknown option',
+        ['capture', 'http://x/', '--colour', 'red'],
+        env,
+        2,
+        /unknown option --colour/,
+      ],
+      [
+        'bad value',
+        ['capture', 'http://x/', '--width', 'wide'],
+        env,
+        2,
+        /--width takes a whole number, not "wide"/,
+      ],
+      ['no url', ['capture'], env, 2, /capture needs a URL/],
+      ['no key', ['usage'], { SHOTSMITH_URL: t.url }, 2, /SHOTSMITH_API_KEY/],
+      [
+        'bad key',
+        ['usage'],
+        { ...env, SHOTSMITH_API_KEY: 'sk_live_bad' },
+        3,
+        /unauthorized \[401 unauthorized\]/,
+      ],
+      ['refused url', ['capture', 'http://10.0.0.1/'], env, 5, /url_not_allowed/],
+      ['plan', ['capture', `${site.origin}/`, '--format', 'webp'], env, 5, /plan_restriction/],
+      [
+        'unreachable',
+        ['usage'],
+        { ...env, SHOTSMITH_URL: 'http://127.0.0.1:9' },
+        7,
+        /could not reach/,
+      ],
+    ];
+    for (const [name, args, caseEnv, code, message] of cases) {
+      const ran = await cli(args, caseEnv);
+      assert.equal(ran.code, code, `${name}: ${ran.stderr}`);
+      assert.match(ran.stderr, message, name);
+    }
+    const help = await cli(['help'], env);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /--device-scale-factor +number/);
+    // A spent quota is 4, with when it resets.
+    const month = new Date().toISOString().slice(0, 7);
+    for (let i = 0; i < 6; i++) await t.deps.ctx.store.quota.reserve(userId, month, 6);
+    const spent = await cli(['capture', `${site.origin}/`], env);
+    assert.equal(spent.code, 4, spent.stderr);
+    assert.match(
+      spent.stderr,
+      /monthly quota exceeded \(resets \d{4}-\d{2}-01T00:00:00\.000Z\) \[402 quota_exceeded\]/,
+    );
+  });
+
+  it('builds as a package whose bin and entry work', async () => {
+    const out = path.join(dir, 'dist');
+    await promisify(execFile)(
+      path.join(ROOT, 'node_modules', '.bin', 'tsc'),
+      ['-p', path.join(ROOT, 'packages', 'client', 'tsconfig.build.json'), '--outDir', out],
+      { cwd: ROOT },
+    );
+    const help = await cli(['help'], {}, path.join(out, 'cli.js'));
+    assert.equal(help.code, 0, help.stderr);
+    const entry = (await import(path.join(out, 'index.js'))) as Record<string, unknown>;
+    for (const name of ['Shotsmith', 'ShotsmithError', 'renderLink', 'verifyWebhook']) {
+      assert.equal(typeof entry[name], 'function', name);
+    }
+    assert.match(await readFile(path.join(out, 'index.d.ts'), 'utf8'), /export \{ Shotsmith/);
+  });
+});

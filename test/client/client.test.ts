@@ -1,0 +1,294 @@
+/**
+ * The client library (packages/client) against a real running service: every programmatic
+ * endpoint, typed errors with the spec's fields, retries that honour Retry-After, the
+ * signed-link builder and the webhook verifier held to the server's own implementations.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import {
+  canonicalQuery as clientCanonical,
+  signQuery as clientSign,
+  renderLink,
+  Shotsmith,
+  ShotsmithError,
+  verifyWebhook,
+  WebhookVerificationError,
+} from '../../packages/client/src/index.ts';
+import { signWebhook } from '../../src/domain/jobs/webhook-secret.ts';
+import { canonicalQuery, type QueryPair, signQuery } from '../../src/lib/signed-query.ts';
+import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { type FixtureSite, imageSize, page, sleep, startSite } from '../helpers/fixtures.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
+
+/** The refusal a call ends in (the test fails if it succeeds). */
+async function refusal(call: Promise<unknown>): Promise<ShotsmithError> {
+  try {
+    await call;
+  } catch (err) {
+    assert.ok(err instanceof ShotsmithError, String(err));
+    return err;
+  }
+  throw new Error('the call succeeded; a refusal was expected');
+}
+
+describe('client library against the service', () => {
+  let t: TestApp;
+  let site: FixtureSite;
+  let hooks: WebhookReceiver;
+  const held: Array<() => void> = [];
+  before(async () => {
+    site = await startSite({
+      '/': page('<h1 style="font:40px sans-serif">client</h1>'),
+      '/hold': (_req, res) =>
+        new Promise<void>((resolve) => {
+          held.push(() => {
+            res.writeHead(200, { 'content-type': 'text/html' }).end(page('<p>held</p>'));
+            resolve();
+          });
+        }),
+    });
+    hooks = await startWebhookReceiver();
+    t = await startApp({
+      db: 'sqlite',
+      env: {
+        EGRESS_ALLOWLIST: `${site.hostPort},${hooks.hostPort}`,
+        RENDER_CONCURRENCY: '1',
+        RENDER_QUEUE: '0',
+      },
+      plans: { free: { rate_per_minute: 3, monthly_quota: 4 }, pro: { rate_per_minute: 1000 } },
+    });
+  });
+  after(async () => {
+    for (const answer of held.splice(0)) answer();
+    await t?.close();
+    await site?.close();
+    await hooks?.close();
+  });
+
+  const account = async (plan: 'free' | 'pro') => {
+    const user = await signUp(t);
+    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
+    const key = await createKey(t, user.cookie);
+    return {
+      userId: user.id,
+      cookie: user.cookie,
+      ...key,
+      api: new Shotsmith({ apiKey: key.key, baseUrl: t.url }),
+    };
+  };
+
+  it('captures as JSON and as bytes, reads usage, plans and devices', async () => {
+    const { api } = await account('free');
+    const result = await api.capture({ url: `${site.origin}/`, width: 320, height: 200 });
+    assert.match(result.image_url, /\/images\/.+\.png$/);
+    assert.deepEqual([result.width, result.height, result.cached], [320, 200, false]);
+    const image = await api.captureImage({ url: `${site.origin}/`, width: 320, height: 200 });
+    assert.deepEqual(imageSize(Buffer.from(image.bytes)), {
+      format: 'png',
+      width: 320,
+      height: 200,
+    });
+    assert.equal(image.contentType, 'image/png');
+    assert.equal(image.cached, true);
+    assert.equal(image.imageUrl, result.image_url);
+    assert.deepEqual(image.quota, { used: 2, limit: 4 });
+    assert.equal(image.screenshotId, null);
+    const usage = await api.usage();
+    assert.deepEqual([usage.plan, usage.used, usage.limit], ['free', 2, 4]);
+    assert.ok((await api.plans()).data.some((p) => p.name === 'pro'));
+    assert.ok((await api.devices()).data.length >= 20);
+  });
+
+  it('turns refusals into typed errors with the spec fields', async () => {
+    const bad = new Shotsmith({ apiKey: 'sk_live_nope', baseUrl: t.url });
+    const unauthorized = await refusal(bad.usage());
+    assert.deepEqual(
+      [unauthorized.status, unauthorized.code, unauthorized.message],
+      [401, 'unauthorized', 'unauthorized'],
+    );
+
+    const { api } = await account('free');
+    const invalid = await refusal(
+      api.capture({ url: `${site.origin}/`, width: 'wide' as unknown as number }),
+    );
+    assert.deepEqual(
+      [invalid.status, invalid.code, invalid.message],
+      [400, 'invalid_request', 'width must be an integer'],
+    );
+    const plan = await refusal(api.capture({ url: `${site.origin}/`, format: 'webp' }));
+    assert.equal(plan.code, 'plan_restriction');
+
+    // The rate (3 a minute): the 429's reset_time; Retry-After beyond the bound is not waited.
+    const limited = new Shotsmith({
+      apiKey: (await account('free')).key,
+      baseUrl: t.url,
+      maxRetryDelayMs: 100,
+    });
+    let rate: ShotsmithError | null = null;
+    for (let i = 0; i < 4 && rate === null; i++) {
+      await limited
+        .capture({ url: `${site.origin}/?r${i}`, width: 320, height: 200 })
+        .catch((e: unknown) => {
+          rate = e as ShotsmithError;
+        });
+    }
+    const r = rate as ShotsmithError | null;
+    assert.ok(r);
+    assert.equal(r.status, 429);
+    assert.equal(r.code, 'rate_limited');
+    assert.ok(r.resetTime !== null && r.resetTime > Date.now() / 1000);
+    assert.ok(r.retryAfter !== null && r.retryAfter >= 1);
+
+    // The quota (4 a month): the 402's resets_at.
+    const spent = await account('free');
+    const fast = new Shotsmith({ apiKey: spent.key, baseUrl: t.url, maxRetryDelayMs: 100 });
+    // Its four units spent through the service's own store, without rendering.
+    const month = new Date().toISOString().slice(0, 7);
+    for (let i = 0; i < 4; i++) await t.deps.ctx.store.quota.reserve(spent.userId, month, 4);
+    const quota = await refusal(fast.capture({ url: `${site.origin}/` }));
+    assert.equal(quota.status, 402);
+    assert.equal(quota.code, 'quota_exceeded');
+    assert.match(String(quota.resetsAt), /^\d{4}-\d{2}-01T00:00:00.000Z$/);
+
+    const nowhere = new Shotsmith({ apiKey: spent.key, baseUrl: 'http://127.0.0.1:9' });
+    const network = await refusal(nowhere.usage());
+    assert.deepEqual([network.status, network.code], [0, 'network_error']);
+  });
+
+  it('retries a 503 after its Retry-After and then succeeds', async () => {
+    const holder = await account('pro');
+    // One render slot, no queue: while /hold renders, any other capture is a 503.
+    const hold = holder.api.capture({ url: `${site.origin}/hold`, width: 320, height: 200 });
+    for (let i = 0; i < 100 && held.length === 0; i++) await sleep(50);
+    const calls: number[] = [];
+    const other = await account('pro');
+    const api = new Shotsmith({
+      apiKey: other.key,
+      baseUrl: t.url,
+      maxRetryDelayMs: 10_000,
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        calls.push(res.status);
+        return res;
+      },
+    });
+    const pending = api.capture({ url: `${site.origin}/`, width: 320, height: 200, fresh: true });
+    for (let i = 0; i < 100 && calls.length === 0; i++) await sleep(50);
+    assert.deepEqual(calls, [503]);
+    for (const answer of held.splice(0)) answer();
+    await hold;
+    const result = await pending;
+    assert.match(result.image_url, /\.png$/);
+    assert.deepEqual(calls, [503, 201]);
+  });
+
+  it('lists, reads and deletes Pro records; queues and waits for async jobs', async () => {
+    const { api, cookie } = await account('pro');
+    const made = await api.capture({ url: `${site.origin}/?pro`, width: 320, height: 200 });
+    const id = made.id as number;
+    const record = await api.screenshot(id);
+    assert.equal(record.status, 'succeeded');
+    const list = await api.list({ limit: 5 });
+    assert.deepEqual(
+      list.data.map((s) => s.id),
+      [id],
+    );
+    await api.delete(id);
+    const gone = await refusal(api.screenshot(id));
+    assert.deepEqual([gone.status, gone.code], [404, 'not_found']);
+
+    const job = await api.queue({ url: `${site.origin}/?job`, width: 320, height: 200 }, hooks.url);
+    assert.equal(job.status, 'queued');
+    const seen: string[] = [];
+    const done = await api.wait(job.id, { intervalMs: 50, onStatus: (s) => seen.push(s.status) });
+    assert.equal(done.status, 'succeeded');
+    assert.equal(seen.at(-1), 'succeeded');
+    // The webhook verifies with the client's verifier, given the account's secret.
+    const [hook] = await hooks.waitFor(1);
+    assert.ok(hook);
+    const secret = (
+      (await (await t.fetch('/v1/webhooks/secret', { cookie })).json()) as { secret: string }
+    ).secret;
+    const headers = {
+      'webhook-id': String(hook.headers['webhook-id']),
+      'webhook-timestamp': String(hook.headers['webhook-timestamp']),
+      'webhook-signature': String(hook.headers['webhook-signature']),
+    };
+    const event = await verifyWebhook(secret, headers, hook.body);
+    assert.equal(event.type, 'screenshot.succeeded');
+    assert.equal(event.data.id, job.id);
+    await assert.rejects(verifyWebhook(secret, headers, `${hook.body} `), WebhookVerificationError);
+  });
+
+  it('builds signed links the service accepts, byte for byte as the server signs', async () => {
+    const { api, id, signing_secret } = await account('free');
+    const link = await api.renderLink({
+      keyId: id,
+      signingSecret: signing_secret,
+      options: {
+        url: `${site.origin}/?link`,
+        width: 320,
+        height: 200,
+        hide_selectors: ['#a', '.b c'],
+      },
+    });
+    const res = await fetch(link, { redirect: 'manual' });
+    assert.equal(res.status, 302, await res.clone().text());
+    const pairs: QueryPair[] = [
+      ['url', 'https://example.com/?q=a+b&ü=😀'],
+      ['hide_selectors', "[data-x='1']"],
+      ['hide_selectors', '#a'],
+      ['key_id', '7'],
+      ['expires', '1767225600'],
+    ];
+    assert.equal(clientCanonical(pairs), canonicalQuery(pairs));
+    assert.equal(await clientSign(signing_secret, pairs), signQuery(signing_secret, pairs));
+    await assert.rejects(
+      renderLink({
+        baseUrl: t.url,
+        keyId: id,
+        signingSecret: signing_secret,
+        options: { url: 'x' },
+        expires: Date.now() / 1000 + 8 * 86400,
+      }),
+      /at most 604800 seconds/,
+    );
+  });
+
+  it('verifies webhooks exactly as the server signs them, and as standardwebhooks does', async () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    const body = JSON.stringify({
+      type: 'screenshot.failed',
+      timestamp: new Date().toISOString(),
+      data: { id: 'job_x', status: 'failed' },
+    });
+    const ts = Math.floor(Date.now() / 1000);
+    const headers = {
+      'webhook-id': 'msg_1',
+      'webhook-timestamp': String(ts),
+      'webhook-signature': signWebhook(secret, 'msg_1', ts, body),
+    };
+    assert.equal((await verifyWebhook(secret, headers, body)).type, 'screenshot.failed');
+    new Webhook(secret).verify(body, headers);
+    // Several signatures (a rotation): any match is enough.
+    const both = { ...headers, 'webhook-signature': `v1,AAAA ${headers['webhook-signature']}` };
+    await verifyWebhook(secret, new Headers(both), body);
+    await assert.rejects(
+      verifyWebhook(
+        secret,
+        {
+          ...headers,
+          'webhook-timestamp': String(ts - 3600),
+          'webhook-signature': signWebhook(secret, 'msg_1', ts - 3600, body),
+        },
+        body,
+      ),
+      /too far from now/,
+    );
+    await assert.rejects(
+      verifyWebhook(secret, { ...headers, 'webhook-id': 'msg_2' }, body),
+      /no signature matches/,
+    );
+  });
+});
