@@ -8,6 +8,7 @@ import { apiKeyHook } from './http/auth.ts';
 import { sessionCookiePolicy } from './http/cookie-policy.ts';
 import { registerCors } from './http/cors.ts';
 import { registerDocs } from './http/docs.ts';
+import { registerDocsSite } from './http/docs-site.ts';
 import { registerErrorHandling, sendAppError } from './http/error-handler.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { RateLimits } from './http/rate-limit.ts';
@@ -109,6 +110,7 @@ export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}
   await app.register(cookie);
   await registerCors(app, server.dashboardOrigins);
   await registerDocs(app, server.publicUrl.origin);
+  await registerDocsSite(app);
 
   // Routes.
   registerHealth(app, deps);

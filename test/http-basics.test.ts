@@ -82,7 +82,7 @@ describeEachDatabase('HTTP surface basics', (db) => {
     const doc = await t.fetch('/v1/openapi.json');
     assert.equal(doc.status, 200);
     assert.equal(((await doc.json()) as { openapi: string }).openapi, '3.1.0');
-    const docs = await t.fetch('/docs/');
+    const docs = await t.fetch('/docs/api/');
     assert.equal(docs.status, 200);
     const html = await docs.text();
     assert.match(html, /swagger/i);

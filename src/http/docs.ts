@@ -6,8 +6,9 @@ export const API_VERSION = '1.0.0';
 
 /**
  * The OpenAPI 3.1 document is generated from the route schemas; it is served at
- * /v1/openapi.json, rendered at /docs (swagger-ui's assets come from the npm package, no
- * CDN) and committed as openapi.json (a test fails when the committed copy drifts).
+ * /v1/openapi.json, rendered at /docs/api beside the documentation site (docs-site.ts;
+ * swagger-ui's assets come from the npm package, no CDN) and committed as openapi.json (a
+ * test fails when the committed copy drifts).
  */
 export async function registerDocs(app: App, publicUrl: string): Promise<void> {
   await app.register(swagger, {
@@ -32,7 +33,7 @@ export async function registerDocs(app: App, publicUrl: string): Promise<void> {
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  await app.register(swaggerUi, { routePrefix: '/docs/api', uiConfig: { deepLinking: true } });
   app.get('/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 }
 
