@@ -292,6 +292,12 @@ describeEachDatabase('async captures', (db) => {
     }
     const [s2, b2] = await refusal(p.key, { url: `${site.origin}/`, webhook_url: hooks.url });
     assert.deepEqual([s2, b2.error], [400, 'webhook_url is only allowed with async: true']);
+    const [s3, b3] = await refusal(p.key, {
+      url: `${site.origin}/`,
+      async: true,
+      response_type: 'image',
+    });
+    assert.deepEqual([s3, b3.error], [400, 'response_type image is not allowed with async: true']);
     assert.equal(await usage(p.key), 0, 'no refusal costs a unit');
 
     // max_queued_jobs is 2 here: two slow jobs hold it, the third is refused until one ends.
