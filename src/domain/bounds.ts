@@ -118,8 +118,10 @@ export const BOUNDS = {
   jobs: {
     /** `webhook_url`, in characters. */
     webhookUrlMaxLength: 2048,
-    /** Times a job may be taken over after its node died before it fails. */
+    /** Attempts a job gets (take-overs after its node died, and retryable failures). */
     maxAttempts: 3,
+    /** A job whose attempt failed in a way that may pass waits this long (at most the lease). */
+    retryDelayMs: 5_000,
     /** How often an idle worker looks for queued jobs (a job queued on this node wakes it). */
     pollIntervalMs: 500,
     /** With BullMQ: how often a node looks for jobs whose dispatch was lost, and adds them again. */

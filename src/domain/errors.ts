@@ -31,6 +31,11 @@ export interface AppErrorOptions {
   headers?: Record<string, string>;
   /** Whether `code` is written into the body. 401/402/404/429 bodies are fixed (docs/errors.md). */
   exposeCode?: boolean;
+  /**
+   * The same request may well succeed a little later whatever the page does (another node's
+   * render of it outlived this one's wait): an async job tries again instead of failing.
+   */
+  retryable?: boolean;
   /** Override the status for codes that allow two (storage_error: 500 or 503). */
   status?: number;
   cause?: unknown;
@@ -42,6 +47,7 @@ export class AppError extends Error {
   readonly body: Record<string, unknown> | undefined;
   readonly headers: Record<string, string> | undefined;
   readonly exposeCode: boolean;
+  readonly retryable: boolean;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -51,6 +57,8 @@ export class AppError extends Error {
     this.body = options.body;
     this.headers = options.headers;
     this.exposeCode = options.exposeCode ?? (this.status === 400 || this.status >= 500);
+    // A full render queue passes by itself.
+    this.retryable = options.retryable ?? code === 'overloaded';
   }
 }
 

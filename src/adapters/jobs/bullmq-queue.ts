@@ -5,8 +5,11 @@ import type { PumpLogger } from './pump.ts';
 
 const QUEUE = 'captures';
 
-/** Thrown to have BullMQ try a dispatch again later: the job's row is held by a live lease. */
-class StillHeld extends Error {}
+/**
+ * Thrown to have BullMQ try a dispatch again later: the job's row is held by a live lease,
+ * or it went back to the queue after an attempt that may succeed later.
+ */
+class NotYet extends Error {}
 
 /**
  * Async captures on BullMQ (docs/deployment.md, "Async captures"), when the nodes share Redis.
@@ -26,7 +29,8 @@ export function createBullMqJobQueue(options: {
   claim(id: string): Promise<CaptureJob | null>;
   /** The row's status (null: no such job). */
   status(id: string): Promise<JobStatus | null>;
-  run(job: CaptureJob): Promise<void>;
+  /** Runs a claimed job: 'requeued' when it went back to the queue for a later attempt. */
+  run(job: CaptureJob): Promise<'done' | 'requeued'>;
   /** Ids of rows not finished and not leased, untouched for a while. */
   stranded(): Promise<string[]>;
   sweepIntervalMs: number;
@@ -48,7 +52,8 @@ export function createBullMqJobQueue(options: {
       { id },
       {
         jobId: id,
-        // Redeliveries while another worker's lease still holds the row (StillHeld).
+        // Redeliveries while another worker's lease still holds the row, or after a
+        // retryable failure (NotYet).
         attempts: 100,
         backoff: { type: 'fixed', delay: retryDelay },
         removeOnComplete: true,
@@ -66,9 +71,11 @@ export function createBullMqJobQueue(options: {
               const status = await options.status(bull.data.id);
               // Done already, or gone with its account: nothing to do.
               if (status !== 'queued' && status !== 'rendering') return;
-              throw new StillHeld(`job ${bull.data.id} is held by another worker`);
+              throw new NotYet(`job ${bull.data.id} is held by another worker, or not due yet`);
             }
-            await options.run(job);
+            if ((await options.run(job)) === 'requeued') {
+              throw new NotYet(`job ${bull.data.id} will be tried again`);
+            }
           },
           {
             connection,

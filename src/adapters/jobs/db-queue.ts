@@ -18,7 +18,8 @@ export function createDbJobQueue(options: {
   concurrency: number;
   pollMs: number;
   claim: () => Promise<CaptureJob | null>;
-  run: (job: CaptureJob) => Promise<void>;
+  /** Runs a claimed job; a requeued one is found again by the polling once it is due. */
+  run: (job: CaptureJob) => Promise<unknown>;
   logger?: PumpLogger;
 }): JobQueue & { close(): Promise<void> } {
   const pump: Pump | null =
@@ -28,7 +29,9 @@ export function createDbJobQueue(options: {
           concurrency: options.concurrency,
           pollMs: options.pollMs,
           take: options.claim,
-          run: options.run,
+          run: async (job) => {
+            await options.run(job);
+          },
           logger: options.logger,
         })
       : null;

@@ -100,9 +100,12 @@ async function acrossNodes(
         break;
       }
       if (performance.now() >= waitUntil) {
+        // The holder may be a node that died mid-render: its lock outlives it by up to a
+        // render deadline, so a later attempt (an async job's) may well succeed.
         throw new AppError(
           'render_timeout',
           'the same capture on another node did not finish in time',
+          { retryable: true },
         );
       }
     }

@@ -21,13 +21,16 @@ export interface RunJobOptions {
  * pipeline as a synchronous request, with the quota unit the job already holds. The last
  * status is written only while the lease is still ours, in one transaction with the webhook
  * delivery, so a job succeeds at most once, with one result and one event: a worker that
- * lost its lease (its node stalled and another took the job over) writes nothing.
+ * lost its lease (its node stalled and another took the job over) writes nothing. A failure
+ * that may pass by itself (a full render queue, another node's render of the same page that
+ * outlived the wait: AppError `retryable`) puts the job back in the queue for a later
+ * attempt, up to BOUNDS.jobs.maxAttempts attempts in all.
  */
 export async function runJob(
   ctx: JobContext,
   job: CaptureJob,
   options: RunJobOptions,
-): Promise<void> {
+): Promise<'done' | 'requeued'> {
   const { owner, leaseMs } = options;
   const lost = new AbortController();
   const heartbeat = setInterval(
@@ -44,13 +47,13 @@ export async function runJob(
   heartbeat.unref();
   try {
     const user = await ctx.store.users.findById(job.userId);
-    if (user === null) return; // the account is gone, and its jobs with it (cascade)
+    if (user === null) return 'done'; // the account is gone, and its jobs with it (cascade)
     if (job.attempts > BOUNDS.jobs.maxAttempts) {
       await fail(ctx, job, owner, {
         error: `the capture was interrupted ${BOUNDS.jobs.maxAttempts} times (its node stopped)`,
         code: 'internal_error',
       });
-      return;
+      return 'done';
     }
     const plan = ctx.plans[user.plan];
     let outcome: Awaited<ReturnType<typeof runCapture>>;
@@ -68,9 +71,19 @@ export async function runJob(
         },
       });
     } catch (err) {
-      if (lost.signal.aborted) return; // another worker has the job now
+      if (lost.signal.aborted) return 'done'; // another worker has the job now
+      if (isAppError(err) && err.retryable && job.attempts < BOUNDS.jobs.maxAttempts) {
+        const now = ctx.clock();
+        const requeued = await ctx.store.jobs.requeue(
+          job.id,
+          owner,
+          now,
+          now + Math.min(leaseMs, BOUNDS.jobs.retryDelayMs),
+        );
+        if (requeued) return 'requeued';
+      }
       await fail(ctx, job, owner, describe(err));
-      return;
+      return 'done';
     }
     const result = jobResult(captureAnswer(ctx, outcome));
     const now = ctx.clock();
@@ -85,6 +98,7 @@ export async function runJob(
       { status: 'succeeded', result },
       delivery(ctx, done, now),
     );
+    return 'done';
   } finally {
     clearInterval(heartbeat);
   }
