@@ -32,6 +32,8 @@ COPY --from=build /app/migrations ./migrations
 COPY --from=build /app/web/dist ./web/dist
 COPY --from=build /app/openapi.json ./
 COPY --from=build /app/assets ./assets
+# The documentation site at /docs is served from these files (src/http/docs-site.ts).
+COPY --from=build /app/docs ./docs
 
 # The image's `node` user (uid 1000) runs the service; only /data is writable (Chromium
 # profiles, and SQLite and images in the embedded mode).

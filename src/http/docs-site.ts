@@ -139,8 +139,21 @@ export async function registerDocsSite(app: App, docsDir = DOCS_DIR): Promise<vo
   const hidden = { schema: { hide: true } };
   for (const page of DOC_PAGES) {
     app.get(pageHref(page.slug), hidden, async (_request, reply) => {
-      rendered ??= renderAll(docsDir);
-      const html = (await rendered).get(pageHref(page.slug));
+      rendered ??= renderAll(docsDir).catch((err: unknown) => {
+        rendered = null; // tried again on the next request
+        throw err;
+      });
+      const html = await rendered.then(
+        (pages) => pages.get(pageHref(page.slug)),
+        () => null,
+      );
+      if (html === null || html === undefined) {
+        // A deployment without docs/ (the Dockerfile copies it): say so, the API is fine.
+        return reply
+          .status(503)
+          .header('Content-Type', 'text/plain; charset=utf-8')
+          .send('The documentation files (docs/) are missing from this deployment.\n');
+      }
       return reply
         .header('Content-Type', 'text/html; charset=utf-8')
         .header('Content-Security-Policy', POLICY)
