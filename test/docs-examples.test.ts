@@ -5,13 +5,13 @@
  * for a fixture page on loopback. A page that drifts from the service fails here.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startApp, type TestApp } from './helpers/app.ts';
 import { type FixtureSite, imageSize, page, startSite } from './helpers/fixtures.ts';
+import { runProcess as run } from './helpers/subprocess.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 
@@ -19,25 +19,6 @@ function blocks(markdown: string, lang: string): string[] {
   return [...markdown.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map(
     (m) => m[1] ?? '',
   );
-}
-
-function run(
-  command: string,
-  args: string[],
-  options: { cwd: string; env: Record<string, string> },
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += String(d);
-    });
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
 }
 
 describe('docs/getting-started.md, run', () => {

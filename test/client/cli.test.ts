@@ -4,7 +4,7 @@
  * would be published: built with its own tsconfig, its `bin` run and its entry imported.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,33 +12,16 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
+import { type Ran, runProcess } from '../helpers/subprocess.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'packages', 'client', 'src', 'cli.ts');
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string>, script = CLI): Promise<Ran> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => {
-      stdout += String(d);
-    });
-    child.stderr.on('data', (d) => {
-      stderr += String(d);
-    });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+/** The CLI (or another build of it) as a subprocess with only `env` and PATH. */
+const cli = (args: string[], env: Record<string, string>, script = CLI): Promise<Ran> =>
+  runProcess(process.execPath, [script, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
   });
-}
 
 describe('shotsmith CLI', () => {
   let t: TestApp;

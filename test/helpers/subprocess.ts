@@ -1,0 +1,31 @@
+import { spawn } from 'node:child_process';
+
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end and gives back its exit code and everything it printed. */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; env: Record<string, string> },
+): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => {
+      stdout += String(d);
+    });
+    child.stderr.on('data', (d) => {
+      stderr += String(d);
+    });
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
