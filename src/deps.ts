@@ -362,8 +362,15 @@ function buildJobs(
     concurrency: config.jobs.workers > 0 ? WEBHOOK_SENDS_AT_ONCE : 0,
     pollMs: BOUNDS.jobs.pollIntervalMs,
     take: async () =>
-      (await capture.store.webhooks.claimDue(owner, capture.clock(), DELIVERY_LEASE_MS, 1))[0] ??
-      null,
+      (
+        await capture.store.webhooks.claimDue(
+          owner,
+          capture.clock(),
+          DELIVERY_LEASE_MS,
+          1,
+          BOUNDS.jobs.deliveriesInFlightPerAccount,
+        )
+      )[0] ?? null,
     run: (delivery) => attemptDelivery(capture, sender, delivery, deliveryOptions),
     logger: options.logger,
   });

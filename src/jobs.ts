@@ -48,6 +48,9 @@ export function createRetentionSweep(options: RetentionSweepOptions): () => Prom
       );
       await options.counters?.prune(Date.now());
       await store.sessions.deleteExpired(clock());
+      // Finished async jobs and webhook deliveries (their attempts go with them).
+      await store.jobs.prune(clock() - BOUNDS.jobs.recordRetentionMs);
+      await store.webhooks.prune(clock() - BOUNDS.jobs.recordRetentionMs);
       return swept;
     });
     metrics.sweeps.inc({ outcome: outcome.ran ? 'ran' : 'skipped' });

@@ -143,6 +143,17 @@ export const BOUNDS = {
     webhookErrorMax: 500,
     /** Deliveries listed in the dashboard. */
     deliveriesListed: 50,
+    /** Attempts listed for one delivery (the newest). */
+    attemptsListed: 50,
+    /**
+     * Deliveries of one account being sent at once, on all nodes together: an account whose
+     * endpoint never answers holds at most this many sending slots, never everyone's.
+     */
+    deliveriesInFlightPerAccount: 2,
+    /** Deliveries of one account waiting to be sent beyond which a resend is refused. */
+    maxPendingResends: 10,
+    /** Finished jobs and webhook deliveries are kept this long, then deleted by the sweep. */
+    recordRetentionMs: 30 * DAY_MS,
   },
 
   /** Rate windows that are not a plan field. */

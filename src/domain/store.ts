@@ -288,6 +288,8 @@ export interface JobStore {
    * taken again from `availableAt`; only while `owner` holds it rendering.
    */
   requeue(id: string, owner: string, now: number, availableAt: number): Promise<boolean>;
+  /** Deletes finished jobs that finished before `before`. */
+  prune(before: number): Promise<number>;
   /** Jobs not finished and not leased at `now`, last touched before `before` (lost dispatches). */
   stranded(now: number, before: number, limit: number): Promise<string[]>;
 }
@@ -312,8 +314,17 @@ export interface WebhookAttempt {
 }
 
 export interface WebhookStore {
-  /** Takes up to `limit` pending deliveries due at `now` for `owner` until `now + leaseMs`. */
-  claimDue(owner: string, now: number, leaseMs: number, limit: number): Promise<WebhookDelivery[]>;
+  /**
+   * Takes up to `limit` pending deliveries due at `now` for `owner` until `now + leaseMs`,
+   * skipping accounts that already have `perAccount` deliveries being sent.
+   */
+  claimDue(
+    owner: string,
+    now: number,
+    leaseMs: number,
+    limit: number,
+    perAccount: number,
+  ): Promise<WebhookDelivery[]>;
   /**
    * Records an attempt and what follows it (pending again at `nextAttemptAt`, or a last
    * status), only while `owner` holds the delivery.
@@ -325,7 +336,19 @@ export interface WebhookStore {
     next: { status: DeliveryStatus; nextAttemptAt: number | null },
   ): Promise<boolean>;
   list(userId: number, limit: number): Promise<WebhookDelivery[]>;
-  attempts(userId: number, id: string): Promise<WebhookAttempt[] | null>;
-  /** Pending again now, attempts kept; false when the account has no such delivery. */
-  resend(userId: number, id: string, now: number): Promise<boolean>;
+  /** The newest `limit` attempts, oldest first; null when the account has no such delivery. */
+  attempts(userId: number, id: string, limit: number): Promise<WebhookAttempt[] | null>;
+  /**
+   * Pending again now, attempts kept, unless it is being sent or waiting to be (`busy`) or
+   * the account already has `maxPending` deliveries waiting (`too_many`); `not_found` when
+   * the account has no such delivery.
+   */
+  resend(
+    userId: number,
+    id: string,
+    now: number,
+    maxPending: number,
+  ): Promise<'queued' | 'not_found' | 'busy' | 'too_many'>;
+  /** Deletes finished deliveries (and their attempts) last touched before `before`. */
+  prune(before: number): Promise<number>;
 }

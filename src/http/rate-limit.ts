@@ -4,7 +4,7 @@ import type { DomainContext } from '../domain/context.ts';
 import { AppError } from '../domain/errors.ts';
 import type { WindowCounter, WindowState } from '../domain/limits.ts';
 import type { PlanName } from '../domain/plans.ts';
-import { requireApiKey } from './auth.ts';
+import { requireAccount, requireApiKey } from './auth.ts';
 
 /**
  * Per-minute counters per account (shared by all its keys), one per plan so a plan
@@ -52,6 +52,17 @@ export class RateLimits {
   otherHook() {
     return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const { user } = requireApiKey(request);
+      await enforce(this.other, String(user.id), user.plan, reply);
+    };
+  }
+
+  /**
+   * The same account-wide limit for a dashboard action that makes the service work for the
+   * account (resending a webhook), after the session hook.
+   */
+  sessionOtherHook() {
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const user = requireAccount(request);
       await enforce(this.other, String(user.id), user.plan, reply);
     };
   }

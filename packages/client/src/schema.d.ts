@@ -2616,7 +2616,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A delivery's attempts, oldest first */
+        /** A delivery's attempts (the newest 50), oldest first */
         get: {
             parameters: {
                 query?: never;
@@ -2700,7 +2700,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery again now (same webhook-id), whatever its status */
+        /** Send a finished delivery again now (same webhook-id); 409 while it is being sent or waiting, or with 10 of the account waiting; draws on the non-capture rate */
         post: {
             parameters: {
                 query?: never;
@@ -2749,6 +2749,35 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Conflict. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
                     };
                 };
                 /** @description Unexpected server error. */

@@ -219,6 +219,15 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
       return Number(res.numUpdatedRows) > 0;
     },
 
+    async prune(before) {
+      const res = await db
+        .deleteFrom('capture_jobs')
+        .where('status', 'in', ['succeeded', 'failed'])
+        .where('finished_at', '<', before)
+        .executeTakeFirst();
+      return Number(res.numDeletedRows);
+    },
+
     async stranded(now, before, limit) {
       const rows = await db
         .selectFrom('capture_jobs')
@@ -239,7 +248,15 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
 /** Webhook deliveries and their attempts; taken like jobs, by lease. */
 export function webhookStore(db: Kysely<Database>, dialect: DialectName): WebhookStore {
   return {
-    async claimDue(owner, now, leaseMs, limit) {
+    async claimDue(owner, now, leaseMs, limit, perAccount) {
+      // Accounts with `perAccount` deliveries being sent wait their turn: one endpoint that
+      // never answers cannot hold every sending slot.
+      const busy = db
+        .selectFrom('webhook_deliveries')
+        .select('user_id')
+        .where('lease_expires_at', '>=', now)
+        .groupBy('user_id')
+        .having((eb) => eb.fn.countAll(), '>=', perAccount);
       let due = db
         .selectFrom('webhook_deliveries')
         .select('id')
@@ -248,6 +265,7 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
         .where((eb) =>
           eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]),
         )
+        .where('user_id', 'not in', busy)
         .orderBy('next_attempt_at')
         .limit(limit);
       if (dialect === 'postgres') due = due.forUpdate().skipLocked();
@@ -304,7 +322,7 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
       return rows.map(toDelivery);
     },
 
-    async attempts(userId, id) {
+    async attempts(userId, id, limit) {
       const owned = await db
         .selectFrom('webhook_deliveries')
         .select('id')
@@ -316,9 +334,10 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
         .selectFrom('webhook_attempts')
         .selectAll()
         .where('delivery_id', '=', id)
-        .orderBy('attempted_at')
+        .orderBy('attempted_at', 'desc')
+        .limit(limit)
         .execute();
-      return rows.map((r) => ({
+      return rows.reverse().map((r) => ({
         attemptedAt: Number(r.attempted_at),
         statusCode: r.status_code === null ? null : Number(r.status_code),
         error: r.error,
@@ -326,14 +345,44 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
       }));
     },
 
-    async resend(userId, id, now) {
+    async resend(userId, id, now, maxPending) {
+      return db.transaction().execute(async (trx) => {
+        if (dialect === 'postgres') {
+          await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+        }
+        const row = await trx
+          .selectFrom('webhook_deliveries')
+          .select(['status', 'lease_expires_at'])
+          .where('id', '=', id)
+          .where('user_id', '=', userId)
+          .executeTakeFirst();
+        if (!row) return 'not_found' as const;
+        const leased = row.lease_expires_at !== null && Number(row.lease_expires_at) >= now;
+        if (row.status === 'pending' || leased) return 'busy' as const;
+        const { n } = await trx
+          .selectFrom('webhook_deliveries')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('user_id', '=', userId)
+          .where('status', '=', 'pending')
+          .executeTakeFirstOrThrow();
+        if (Number(n) >= maxPending) return 'too_many' as const;
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ status: 'pending', next_attempt_at: now, updated_at: now })
+          .where('id', '=', id)
+          .execute();
+        return 'queued' as const;
+      });
+    },
+
+    async prune(before) {
+      // Attempts go with their delivery (ON DELETE CASCADE).
       const res = await db
-        .updateTable('webhook_deliveries')
-        .set({ status: 'pending', next_attempt_at: now, updated_at: now })
-        .where('id', '=', id)
-        .where('user_id', '=', userId)
+        .deleteFrom('webhook_deliveries')
+        .where('status', '!=', 'pending')
+        .where('updated_at', '<', before)
         .executeTakeFirst();
-      return Number(res.numUpdatedRows) > 0;
+      return Number(res.numDeletedRows);
     },
   };
 }

@@ -18,10 +18,13 @@ export function createProxyWebhookSender(policy: EgressPolicy): WebhookSender & 
 } {
   let started: Promise<{ proxy: EgressProxy; agent: ProxyAgent }> | null = null;
   const start = () => {
-    started ??= startEgressProxy({ policy }).then((proxy) => ({
-      proxy,
-      agent: new ProxyAgent({ uri: proxy.url }),
-    }));
+    started ??= startEgressProxy({ policy }).then(
+      (proxy) => ({ proxy, agent: new ProxyAgent({ uri: proxy.url }) }),
+      (err: unknown) => {
+        started = null; // the next delivery tries to start it again
+        throw err;
+      },
+    );
     return started;
   };
   return {

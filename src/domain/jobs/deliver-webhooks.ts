@@ -33,6 +33,7 @@ export async function deliverDueWebhooks(
     ctx.clock(),
     DELIVERY_LEASE_MS,
     options.batch,
+    BOUNDS.jobs.deliveriesInFlightPerAccount,
   );
   await Promise.all(due.map((d) => attemptDelivery(ctx, sender, d, options)));
   return due.length;

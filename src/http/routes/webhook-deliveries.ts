@@ -41,6 +41,11 @@ const item = (d: WebhookDelivery) => ({
 });
 
 const DELIVERY_ID = /^msg_[0-9A-Za-z]{24}$/;
+
+const RESEND_REFUSALS = {
+  busy: 'the delivery is already being sent or waiting for its next attempt',
+  too_many: `${BOUNDS.jobs.maxPendingResends} deliveries of this account are already waiting to be sent`,
+} as const;
 const notFound = () => new AppError('not_found', 'delivery not found');
 
 /** The dashboard's view of webhook deliveries: the newest, each attempt, and a resend. */
@@ -70,7 +75,7 @@ export function registerWebhookDeliveries(app: App, deps: RouteDeps): void {
     {
       schema: {
         tags: ['webhooks'],
-        summary: "A delivery's attempts, oldest first",
+        summary: `A delivery's attempts (the newest ${BOUNDS.jobs.attemptsListed}), oldest first`,
         params: Type.Object({ id: Type.String() }),
         response: {
           200: Type.Object({
@@ -91,7 +96,11 @@ export function registerWebhookDeliveries(app: App, deps: RouteDeps): void {
     async (request) => {
       const user = requireAccount(request);
       if (!DELIVERY_ID.test(request.params.id)) throw notFound();
-      const attempts = await deps.ctx.store.webhooks.attempts(user.id, request.params.id);
+      const attempts = await deps.ctx.store.webhooks.attempts(
+        user.id,
+        request.params.id,
+        BOUNDS.jobs.attemptsListed,
+      );
       if (attempts === null) throw notFound();
       return {
         data: attempts.map((a) => ({
@@ -108,21 +117,25 @@ export function registerWebhookDeliveries(app: App, deps: RouteDeps): void {
     {
       schema: {
         tags: ['webhooks'],
-        summary: 'Send a delivery again now (same webhook-id), whatever its status',
+        summary:
+          'Send a finished delivery again now (same webhook-id); 409 while it is being sent ' +
+          'or waiting, or with 10 of the account waiting; draws on the non-capture rate',
         params: Type.Object({ id: Type.String() }),
-        response: { 200: SuccessBody, ...errorResponses(401, 403, 404, 500) },
+        response: { 200: SuccessBody, ...errorResponses(401, 403, 404, 409, 429, 500) },
       },
-      onRequest,
+      onRequest: [onRequest, deps.rateLimits.sessionOtherHook()],
     },
     async (request) => {
       const user = requireAccount(request);
       if (!DELIVERY_ID.test(request.params.id)) throw notFound();
-      const queued = await deps.ctx.store.webhooks.resend(
+      const outcome = await deps.ctx.store.webhooks.resend(
         user.id,
         request.params.id,
         deps.ctx.clock(),
+        BOUNDS.jobs.maxPendingResends,
       );
-      if (!queued) throw notFound();
+      if (outcome === 'not_found') throw notFound();
+      if (outcome !== 'queued') throw new AppError('conflict', RESEND_REFUSALS[outcome]);
       return { success: true, message: 'delivery queued' };
     },
   );
