@@ -118,21 +118,31 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
 
     async claim(owner, now, leaseMs, id) {
       let candidate = db
-        .selectFrom('capture_jobs')
-        .select('id')
+        .selectFrom('capture_jobs as c')
+        .select('c.id')
         // A queued row's lease_expires_at is when a requeued job may run again (null: now).
         .where((eb) =>
           eb.or([
             eb.and([
-              eb('status', '=', 'queued'),
-              eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)]),
+              eb('c.status', '=', 'queued'),
+              eb.or([eb('c.lease_expires_at', 'is', null), eb('c.lease_expires_at', '<=', now)]),
             ]),
-            eb.and([eb('status', '=', 'rendering'), eb('lease_expires_at', '<', now)]),
+            eb.and([eb('c.status', '=', 'rendering'), eb('c.lease_expires_at', '<', now)]),
           ]),
         )
-        .orderBy('created_at')
+        // Accounts take turns: the job of the account with the fewest jobs rendering now goes
+        // first, so one account's backlog of queued jobs does not hold every worker.
+        .orderBy((eb) =>
+          eb
+            .selectFrom('capture_jobs as r')
+            .select((r) => r.fn.countAll().as('n'))
+            .whereRef('r.user_id', '=', 'c.user_id')
+            .where('r.status', '=', 'rendering')
+            .where('r.lease_expires_at', '>=', now),
+        )
+        .orderBy('c.created_at')
         .limit(1);
-      if (id !== undefined) candidate = candidate.where('id', '=', id);
+      if (id !== undefined) candidate = candidate.where('c.id', '=', id);
       if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
       const row = await db
         .updateTable('capture_jobs')
