@@ -7,6 +7,7 @@ import type {
   LocalSubscription,
 } from '../billing/local-provider.ts';
 import type { DialectName } from './connect.ts';
+import { lockUser } from './lock-user.ts';
 import type {
   BillingAccountsTable,
   Database,
@@ -24,16 +25,6 @@ const toAccount = (row: Selectable<BillingAccountsTable>): BillingAccount => ({
   cancelAtPeriodEnd: Boolean(row.cancel_at_period_end),
   stateAt: row.state_at,
 });
-
-/**
- * Serialises work on one account inside a transaction: PostgreSQL locks the user's row
- * (it always exists, unlike the billing row); SQLite transactions are already serial.
- */
-async function lockUser(db: Kysely<Database>, dialect: DialectName, userId: number): Promise<void> {
-  if (dialect === 'postgres') {
-    await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
-  }
-}
 
 export function billingStore(db: Kysely<Database>, dialect: DialectName): BillingStore {
   const find = async (userId: number) => {

@@ -8,6 +8,7 @@ import type {
   WebhookStore,
 } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
+import { lockUser } from './lock-user.ts';
 import type { CaptureJobsTable, Database, WebhookDeliveriesTable } from './schema.ts';
 
 const json = (text: string | null): Record<string, unknown> | null =>
@@ -59,15 +60,8 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
   return {
     async createWithinLimit(job, maxOpen) {
       return db.transaction().execute(async (trx) => {
-        // Serialise the count per account (SQLite transactions are already serial).
-        if (dialect === 'postgres') {
-          await trx
-            .selectFrom('users')
-            .select('id')
-            .where('id', '=', job.userId)
-            .forUpdate()
-            .execute();
-        }
+        // Serialise the count per account.
+        await lockUser(trx, dialect, job.userId);
         const { n } = await trx
           .selectFrom('capture_jobs')
           .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -357,9 +351,7 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
 
     async resend(userId, id, now, maxPending) {
       return db.transaction().execute(async (trx) => {
-        if (dialect === 'postgres') {
-          await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
-        }
+        await lockUser(trx, dialect, userId);
         const row = await trx
           .selectFrom('webhook_deliveries')
           .select(['status', 'lease_expires_at'])

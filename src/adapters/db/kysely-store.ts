@@ -15,6 +15,7 @@ import type {
 import { billingStore } from './billing-store.ts';
 import type { DialectName, PreparedStatements } from './connect.ts';
 import { jobStore, webhookStore } from './job-store.ts';
+import { lockUser } from './lock-user.ts';
 import type { DirectSqlite } from './node-sqlite.ts';
 import type { ApiKeysTable, Database, ScreenshotsTable, UsersTable } from './schema.ts';
 
@@ -135,18 +136,25 @@ function userStore(db: Kysely<Database>): UserStore {
       return Number(res.numUpdatedRows) > 0;
     },
     async webhookNonce(id, fresh) {
+      // One read once the account has a nonce (every delivery attempt asks); the first use
+      // writes one, and of two writers at once the first wins.
+      const read = async () =>
+        (
+          await db
+            .selectFrom('users')
+            .select('webhook_nonce')
+            .where('id', '=', id)
+            .executeTakeFirst()
+        )?.webhook_nonce ?? null;
+      const known = await read();
+      if (known !== null) return known;
       await db
         .updateTable('users')
         .set({ webhook_nonce: fresh })
         .where('id', '=', id)
         .where('webhook_nonce', 'is', null)
         .execute();
-      const row = await db
-        .selectFrom('users')
-        .select('webhook_nonce')
-        .where('id', '=', id)
-        .executeTakeFirstOrThrow();
-      return row.webhook_nonce ?? fresh;
+      return (await read()) ?? fresh;
     },
     async setWebhookNonce(id, nonce) {
       await db.updateTable('users').set({ webhook_nonce: nonce }).where('id', '=', id).execute();
@@ -188,10 +196,8 @@ function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): Key
     async createWithinLimit({ userId, name, prefix, keyHash, signingNonce, now, maxActive }) {
       return db.transaction().execute(async (trx) => {
         // Serialise key creation per account so two concurrent creates cannot both pass
-        // the count (SQLite transactions are already serial).
-        if (dialect === 'postgres') {
-          await trx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
-        }
+        // the count.
+        await lockUser(trx, dialect, userId);
         const { n } = await trx
           .selectFrom('api_keys')
           .select((eb) => eb.fn.countAll<number>().as('n'))
