@@ -5,6 +5,8 @@ import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { hashApiKey } from '../../src/domain/api-key-format.ts';
+import type { ScreenshotRecord } from '../../src/domain/store.ts';
 import { dayBounds, monthBounds } from '../../src/lib/time.ts';
 import { createKey, type DbKind, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
@@ -146,9 +148,9 @@ for (const variant of VARIANTS) {
       assert.equal(((await hit.json()) as Capture).cached, true);
       assert.deepEqual(await usage(u.cookie), { used: 2, days: 2 });
 
-      // The request's clock calls: the key hook's (after the key was read), then the
-      // reservation's. The key is revoked at the second, between authentication and the
-      // cache lookup that would answer.
+      // The request's clock calls: the key hook's (after the key was read), then the cache
+      // lookup's, taken before its statement is sent. The key is revoked at the second,
+      // between authentication and the cache lookup that would answer.
       armed = { calls: 2, run: await revokerFor(u.keyId) };
       const refused = await capture(u.key);
       assert.equal(armed, null, 'the revocation ran inside the request');
@@ -174,6 +176,87 @@ for (const variant of VARIANTS) {
       assert.ok(refused.headers.get('x-ratelimit-limit'));
       assert.deepEqual(await usage(u.cookie), { used: 0, days: 0 });
       assert.equal(site.hits.get('/never'), undefined, 'no render was started');
+    });
+
+    it('answers concurrent hits of several accounts each from its own record', async () => {
+      // Reads of one event-loop turn are batched on PostgreSQL: every answer must still be
+      // the asking account's own record, and a revoked key among them refused.
+      const accounts = [await account(), await account(), await account(), await account()];
+      const own = new Map<string, string>();
+      for (const a of accounts) {
+        const res = await capture(a.key);
+        const text = await res.text();
+        assert.equal(res.status, 201, text);
+        own.set(a.key, (JSON.parse(text) as { image_url: string }).image_url);
+      }
+      assert.equal(new Set(own.values()).size, accounts.length, 'one record per account');
+      const gone = accounts[3] as (typeof accounts)[number];
+      const del = await t.fetch(`/v1/keys/${gone.keyId}`, {
+        method: 'DELETE',
+        cookie: gone.cookie,
+      });
+      assert.equal(del.status, 200, await del.text());
+
+      const n = 40;
+      const keys = Array.from({ length: n }, (_, i) => (accounts[i % 4] as typeof gone).key);
+      const answers = await Promise.all(keys.map((key) => capture(key)));
+      for (const [i, res] of answers.entries()) {
+        const key = keys[i] as string;
+        if (key === gone.key) {
+          assert.equal(res.status, 401, `request ${i}`);
+          await res.body?.cancel();
+          continue;
+        }
+        assert.equal(res.status, 201, `request ${i}`);
+        const answer = (await res.json()) as { image_url: string; cached: boolean };
+        assert.equal(answer.cached, true);
+        assert.equal(answer.image_url, own.get(key), `request ${i} got its own account's record`);
+      }
+    });
+
+    it('reads the keys and cache entries asked for in one turn together, each its own', async () => {
+      const accounts = [await account(), await account(), await account()];
+      const records: ScreenshotRecord[] = [];
+      for (const a of accounts) {
+        const res = await capture(a.key);
+        const { image_url } = (await res.json()) as { image_url: string };
+        const token = new URL(image_url).pathname.split('/').at(-1)?.split('.')[0] as string;
+        const record = await t.deps.ctx.store.screenshots.findByToken(token);
+        assert.ok(record?.cacheKey);
+        records.push(record);
+      }
+      const revoked = accounts[2] as (typeof accounts)[number];
+      const del = await t.fetch(`/v1/keys/${revoked.keyId}`, {
+        method: 'DELETE',
+        cookie: revoked.cookie,
+      });
+      assert.equal(del.status, 200);
+
+      const store = t.deps.ctx.store;
+      const now = Date.now();
+      const before = t.deps.database.queryCount();
+      // Every key with every account's entry: the answers differ in both halves.
+      const pairs = accounts.flatMap((a) => records.map((r) => ({ a, r })));
+      const [found, cached] = await Promise.all([
+        Promise.all(accounts.map((a) => store.keys.findActiveByHash(hashApiKey(a.key)))),
+        Promise.all(
+          pairs.map(({ a, r }) =>
+            store.screenshots.findCachedForKey(r.cacheKey as string, now - 60_000, now, a.keyId),
+          ),
+        ),
+      ]);
+      const statements = t.deps.database.queryCount() - before;
+      assert.deepEqual(
+        found.map((f) => f?.user.id ?? null),
+        [accounts[0]?.id, accounts[1]?.id, null],
+      );
+      for (const [i, { a, r }] of pairs.entries()) {
+        assert.equal(cached[i]?.record?.id, r.id, `lookup ${i}: the entry asked for`);
+        assert.equal(cached[i]?.keyActive, a !== revoked, `lookup ${i}: its own key's state`);
+      }
+      if (variant.db === 'postgres') {
+        assert.equal(statements, 2, 'one statement for the keys, one for the lookups');
+      }
     });
 
     it('gives concurrent hits exactly the quota, each its own count, the days adding up', async () => {

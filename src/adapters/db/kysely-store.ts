@@ -1,3 +1,4 @@
+import DataLoader from 'dataloader';
 import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { PageMetadata } from '../../domain/captures/renderer.ts';
 import type { PlanName } from '../../domain/plans.ts';
@@ -45,6 +46,27 @@ function rawRunner(db: Kysely<Database>, dialect: DialectName, hot: HotPath) {
   };
 }
 
+/**
+ * Hot-path reads of one event-loop turn go to PostgreSQL as one statement. Every round trip
+ * costs a write and a read on a socket on each side, and on a busy node those, not the
+ * queries, are most of a cache hit's time; the requests that arrive together (read in the
+ * same poll phase) are looked up together. Nothing is remembered between turns (`cache:
+ * false`): each request still reads the rows as they are when it asks. Returns null where
+ * there is no network round trip to save (SQLite's statements are in-process) or inside a
+ * transaction.
+ */
+function turnBatcher<K, V>(
+  hot: HotPath,
+  load: (keys: readonly K[]) => Promise<V[]>,
+): DataLoader<K, V> | null {
+  if (!hot.prepared) return null;
+  return new DataLoader<K, V>(load, {
+    cache: false,
+    batchScheduleFn: (run) => setImmediate(run),
+    maxBatchSize: 200,
+  });
+}
+
 /** The fast ways to the database for the hot path, when there are (connect.ts). */
 export interface HotPath {
   direct?: DirectSqlite | null;
@@ -79,6 +101,19 @@ const toKey = (row: Selectable<ApiKeysTable>): ApiKeyRecord => ({
   createdAt: row.created_at,
   lastUsedAt: row.last_used_at,
 });
+
+/** A cache lookup for an API key's request (findCachedForKey's arguments). */
+interface CachedLookup {
+  cacheKey: string;
+  since: number;
+  now: number;
+  keyId: number;
+}
+
+/** The key's state, and the newest fresh record or a row of nulls. */
+type CachedForKeyRow = { key_active: number } & {
+  [K in keyof Selectable<ScreenshotsTable>]: unknown;
+};
 
 /** A key's row with its account's, as the hot-path lookups read them. */
 type KeyWithOwner = Selectable<ApiKeysTable> & {
@@ -192,6 +227,15 @@ function sessionStore(db: Kysely<Database>): SessionStore {
 
 function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): KeyStore {
   const raw = rawRunner(db, dialect, hot);
+  const byHash = turnBatcher<string, KeyWithOwner | undefined>(hot, async (hashes) => {
+    const rows = await raw<KeyWithOwner>(
+      `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
+        WHERE k.key_hash = ANY(?::text[]) AND k.revoked_at IS NULL`,
+      [hashes],
+    );
+    const found = new Map(rows.map((row) => [row.key_hash, row]));
+    return hashes.map((hash) => found.get(hash));
+  });
   return {
     async createWithinLimit({ userId, name, prefix, keyHash, signingNonce, now, maxActive }) {
       return db.transaction().execute(async (trx) => {
@@ -242,11 +286,13 @@ function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): Key
       return Number(res.numUpdatedRows) > 0;
     },
     async findActiveByHash(keyHash) {
-      const [row] = await raw<KeyWithOwner>(
-        `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
-          WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
-        [keyHash],
-      );
+      const [row] = byHash
+        ? [await byHash.load(keyHash)]
+        : await raw<KeyWithOwner>(
+            `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
+                WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
+            [keyHash],
+          );
       return row ? { key: toKey(row), keyHash: row.key_hash, user: ownerOf(row) } : null;
     },
     async findActiveById(keyId) {
@@ -574,6 +620,30 @@ function screenshotStore(
   hot: HotPath,
 ): ScreenshotStore {
   const raw = rawRunner(db, dialect, hot);
+  const cachedForKey = turnBatcher<CachedLookup, CachedForKeyRow | undefined>(
+    hot,
+    async (lookups) => {
+      const rows = await raw<CachedForKeyRow & { i: number }>(
+        `SELECT q.i, k.active AS key_active, s.*
+           FROM unnest(?::text[], ?::bigint[], ?::bigint[], ?::bigint[])
+                WITH ORDINALITY AS q(cache_key, since, now, key_id, i)
+           CROSS JOIN LATERAL (SELECT COUNT(*) AS active FROM api_keys
+                                WHERE id = q.key_id AND revoked_at IS NULL) k
+           LEFT JOIN LATERAL (SELECT * FROM screenshots
+                               WHERE cache_key = q.cache_key AND created_at >= q.since
+                                 AND expires_at > q.now
+                               ORDER BY created_at DESC, id DESC LIMIT 1) s ON true`,
+        [
+          lookups.map((l) => l.cacheKey),
+          lookups.map((l) => l.since),
+          lookups.map((l) => l.now),
+          lookups.map((l) => l.keyId),
+        ],
+      );
+      const byIndex = new Map(rows.map(({ i, ...row }) => [Number(i), row]));
+      return lookups.map((_, index) => byIndex.get(index + 1));
+    },
+  );
   return {
     async insert(r) {
       const row = await db
@@ -613,16 +683,19 @@ function screenshotStore(
     },
     async findCachedForKey(cacheKey, since, now, keyId) {
       // One row whatever the cache holds: the key's state, and the record or nulls.
-      const [row] = await raw<
-        { key_active: number } & { [K in keyof Selectable<ScreenshotsTable>]: unknown }
-      >(
-        `SELECT s.*, k.active AS key_active
-           FROM (SELECT COUNT(*) AS active FROM api_keys WHERE id = ? AND revoked_at IS NULL) k
-           LEFT JOIN (SELECT * FROM screenshots
-                       WHERE cache_key = ? AND created_at >= ? AND expires_at > ?
-                       ORDER BY created_at DESC, id DESC LIMIT 1) s ON 1 = 1`,
-        [keyId, cacheKey, since, now],
-      );
+      const row = cachedForKey
+        ? await cachedForKey.load({ cacheKey, since, now, keyId })
+        : (
+            await raw<CachedForKeyRow>(
+              `SELECT s.*, k.active AS key_active
+                 FROM (SELECT COUNT(*) AS active FROM api_keys
+                        WHERE id = ? AND revoked_at IS NULL) k
+                 LEFT JOIN (SELECT * FROM screenshots
+                             WHERE cache_key = ? AND created_at >= ? AND expires_at > ?
+                             ORDER BY created_at DESC, id DESC LIMIT 1) s ON 1 = 1`,
+              [keyId, cacheKey, since, now],
+            )
+          )[0];
       return {
         record:
           row && row.id !== null
