@@ -159,7 +159,7 @@ export async function runAsyncBench(options: AsyncBenchOptions = {}): Promise<{
   const log = options.log ?? ((line: string) => console.log(line));
   const skip = (await serviceSkip('postgres')) || (await serviceSkip('redis'));
   if (skip) throw new Error(`the async benchmark needs PostgreSQL and Redis: ${skip}`);
-  const count = options.quick ? 8 : 24;
+  const count = options.quick ? 6 : 8;
   const site = await startSite({
     '/p': page('<h1>Hello</h1><p>A trivial page for the async benchmark.</p>'),
   });

@@ -7,10 +7,11 @@
  *   2. Rest: REST_MS without a capture, then PSS (/proc/PID/smaps_rollup) of the Node process
  *      and of every Chromium process (its crash handlers included). Target: <= 0.7 GiB.
  *   3. The first capture after the rest, timed beside captures made back to back before it.
- *   4. Soak: SOAK_CAPTURES captures at concurrency 4 on the trivial page (the realistic one
- *      would take several minutes), PSS and process count every 100 (a second after the step,
- *      once its pages are reset); growth is the mean of the second half of the checkpoints
- *      against the first half.
+ *   4. Soak: SOAK_CAPTURES captures at concurrency 4 on the trivial page, small JPEGs (what
+ *      a leak holds is per capture, pages, contexts, listeners, not per pixel; 1280x800 PNGs
+ *      of the realistic page would take a quarter of an hour), PSS and process count every 100
+ *      (half a second after the step, once its pages are reset); growth is the mean of the second
+ *      half of the checkpoints against the first half.
  * Baseline: puppeteer-core's launch() with our flags, a new context per capture, the same
  * captures of the same page at concurrency 4, then the same rest and the same PSS reading.
  *
@@ -31,13 +32,15 @@ const VIEWPORT = { width: 1280, height: 800 };
 /** Accounts taking turns (each its own client: contexts are never shared between them). */
 const CLIENTS = 4;
 /** Captures of the realistic page before the rest. */
-const LOAD_CAPTURES = 32;
-/** Idle time before the at-rest reading. */
-const REST_MS = 10_000;
+const LOAD_CAPTURES = 24;
+/** Idle time before the at-rest reading (the pool shrinks after 5 s without a capture). */
+const REST_MS = 8_000;
 const SOAK_CAPTURES = 1_000;
 const SOAK_STEP = 100;
+/** The soak's captures: each one a whole capture (context, page, navigation, reset), small. */
+const SOAK_SHOT = { width: 480, height: 360, format: 'jpeg' };
 /** Pause after each soak step before its reading. */
-const SOAK_SETTLE_MS = 1_000;
+const SOAK_SETTLE_MS = 500;
 /** The at-rest target for Node + Chromium. */
 const TARGET_BYTES = 0.7 * 2 ** 30;
 
@@ -214,16 +217,23 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
     const keys: string[] = [];
     for (let i = 0; i < CLIENTS; i++) keys.push(await apiKey(node));
     const service = node;
-    const capture: Capture = async (url, i) => {
-      const res = await service.fetch('/v1/screenshots', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': keys[i % CLIENTS] as string },
-        body: JSON.stringify({ url, ...VIEWPORT, format: 'png' }),
-      });
-      await res.arrayBuffer();
-      if (res.status !== 201) log(`capture ${i}: ${res.status}`);
-      return res.status === 201;
-    };
+    const captureAs =
+      (shot: Record<string, unknown>): Capture =>
+      async (url, i) => {
+        const res = await service.fetch('/v1/screenshots', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'x-api-key': keys[i % CLIENTS] as string,
+          },
+          body: JSON.stringify({ url, ...shot }),
+        });
+        await res.arrayBuffer();
+        if (res.status !== 201) log(`capture ${i}: ${res.status}`);
+        return res.status === 201;
+      };
+    const capture = captureAs({ ...VIEWPORT, format: 'png' });
+    const soakCapture = captureAs(SOAK_SHOT);
     // Every capture a miss: a distinct query string.
     const realistic = (prefix: string) => (i: number) =>
       `${origin}/realistic?${tag}-${prefix}-${i}`;
@@ -264,7 +274,7 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
           Math.min(SOAK_STEP, soakCaptures - done),
           CONCURRENCY,
           (i) => trivial(done + i),
-          (url, i) => capture(url, done + i),
+          (url, i) => soakCapture(url, done + i),
         );
         errors += step.errors;
         // The step's last pages are still being reset: read once that is over, so that each
@@ -282,7 +292,7 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       const first = mean(checkpoints.slice(0, half).map((c) => c.pssMiB));
       const second = mean(checkpoints.slice(half).map((c) => c.pssMiB));
       soak = {
-        page: 'trivial',
+        page: `trivial, ${SOAK_SHOT.width}x${SOAK_SHOT.height} ${SOAK_SHOT.format}`,
         captures: soakCaptures,
         elapsedMs: round(performance.now() - started),
         errors,

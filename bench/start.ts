@@ -20,7 +20,7 @@ import { serviceEnv } from '../test/helpers/node-process.ts';
 import { startBenchSites } from './fixtures/site.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'main.ts');
-const STARTS = 5;
+const STARTS = 3;
 const QUICK_STARTS = 2;
 const VIEWPORT = { width: 1280, height: 800 };
 /** Generous: a cold first start on a busy machine (compile cache empty) can take a minute. */
