@@ -56,17 +56,18 @@ function SecretCard() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  /** The secret the rotation answered with: shown at once, with the notice that says so. */
+  const [replaced, setReplaced] = useState<Secret | null>(null);
   const inputId = useId();
 
   async function rotate() {
     setBusy(true);
     setError(null);
     try {
-      await call<Secret>('/v1/webhooks/secret/rotate', { method: 'POST' });
+      setReplaced(await call<Secret>('/v1/webhooks/secret/rotate', { method: 'POST' }));
       setRotating(false);
       setShown(true);
       setMessage('The secret is replaced: deliveries from now on are signed with the new one.');
-      secret.reload();
     } catch (err) {
       setError(err instanceof Error ? err.message : 'The secret could not be replaced.');
     } finally {
@@ -74,7 +75,7 @@ function SecretCard() {
     }
   }
 
-  const value = secret.data?.secret ?? '';
+  const value = replaced?.secret ?? secret.data?.secret ?? '';
   return (
     <section className="card" aria-labelledby="secret-title" aria-busy={secret.loading}>
       <h2 id="secret-title" className="card-title">
