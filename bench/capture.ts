@@ -85,7 +85,7 @@ const FULL: Plan = {
   encodeReps: 5,
   soak: true,
   blockingRounds: 1,
-  blockingCaptures: 3,
+  blockingCaptures: 2,
 };
 const QUICK: Plan = {
   rounds: 2,

@@ -144,7 +144,7 @@ export async function runClusterBench(options: ClusterBenchOptions = {}): Promis
   if (skip) throw new Error(`the cluster benchmark needs PostgreSQL and Redis: ${skip}`);
   const settings = options.quick
     ? { connections: 10, duration: 3, captures: 12, workers: 4 }
-    : { connections: 10, duration: 3, captures: 12, workers: 4 };
+    : { connections: 10, duration: 3, captures: 8, workers: 4 };
   const site = await startSite({
     '/': page('<h1>bench</h1>'),
     '/p': page('<h1>Hello</h1><p>A trivial page for the capture benchmark.</p>'),

@@ -9,9 +9,9 @@
  *   3. The first capture after the rest, timed beside captures made back to back before it.
  *   4. Soak: SOAK_CAPTURES captures at concurrency 4 on the trivial page, small JPEGs (what
  *      a leak holds is per capture, pages, contexts, listeners, not per pixel; 1280x800 PNGs
- *      of the realistic page would take a quarter of an hour), PSS and process count every 100
- *      (half a second after the step, once its pages are reset); growth is the mean of the second
- *      half of the checkpoints against the first half.
+ *      of the realistic page would take a quarter of an hour), PSS and process count every
+ *      100 (half a second after the step, once its pages are reset); growth is the median of
+ *      the second half of the checkpoints against the first half's.
  * Baseline: puppeteer-core's launch() with our flags, a new context per capture, the same
  * captures of the same page at concurrency 4, then the same rest and the same PSS reading.
  *
@@ -32,7 +32,7 @@ const VIEWPORT = { width: 1280, height: 800 };
 /** Accounts taking turns (each its own client: contexts are never shared between them). */
 const CLIENTS = 4;
 /** Captures of the realistic page before the rest. */
-const LOAD_CAPTURES = 24;
+const LOAD_CAPTURES = 20;
 /** Idle time before the at-rest reading (the pool shrinks after 5 s without a capture). */
 const REST_MS = 8_000;
 const SOAK_CAPTURES = 1_000;
@@ -287,10 +287,19 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
             `${reading.processes} processes`,
         );
       }
+      // Medians of the halves: a leak raises the level for good, while one reading taken as
+      // the pool recycles contexts (a few processes and their memory fewer for a moment)
+      // must not pass for growth, nor hide it.
       const half = checkpoints.length >> 1;
-      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-      const first = mean(checkpoints.slice(0, half).map((c) => c.pssMiB));
-      const second = mean(checkpoints.slice(half).map((c) => c.pssMiB));
+      const median = (xs: number[]) => {
+        const sorted = [...xs].sort((a, b) => a - b);
+        const mid = sorted.length >> 1;
+        return sorted.length % 2
+          ? (sorted[mid] as number)
+          : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+      };
+      const first = median(checkpoints.slice(0, half).map((c) => c.pssMiB));
+      const second = median(checkpoints.slice(half).map((c) => c.pssMiB));
       soak = {
         page: `trivial, ${SOAK_SHOT.width}x${SOAK_SHOT.height} ${SOAK_SHOT.format}`,
         captures: soakCaptures,
@@ -301,8 +310,8 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
         secondHalfMiB: round(second),
         growthPercent: round((second / first - 1) * 100),
         processGrowth: round(
-          mean(checkpoints.slice(half).map((c) => c.processes)) -
-            mean(checkpoints.slice(0, half).map((c) => c.processes)),
+          median(checkpoints.slice(half).map((c) => c.processes)) -
+            median(checkpoints.slice(0, half).map((c) => c.processes)),
         ),
       };
       log(

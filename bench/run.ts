@@ -382,7 +382,7 @@ const PARTS: Part[] = [
                   value: `${fmt(r.soak.growthPercent)}%, processes ${fmt(r.soak.processGrowth)}`,
                   // Chromium starts and ends a helper process or two on its own: a leak of
                   // one per many captures would show as several more by the second half.
-                  threshold: '< +5%, processes < +2',
+                  threshold: '< +5%, processes < +2 (medians of the halves)',
                   met: r.soak.growthPercent < 5 && r.soak.processGrowth < 2,
                 },
               ]

@@ -103,7 +103,10 @@ type Found = Omit<CaptureOutcome, 'quota'> & {
   keyChecked: boolean;
 };
 
-/** The cache record, if one is fresh enough for this request; null when none is, or none is asked for. */
+/**
+ * The cache record, if one is fresh enough for this request; null when none is, or when the
+ * request accepts none.
+ */
 async function lookUpCache(
   ctx: CaptureContext,
   options: { caller: CaptureCaller; cacheKey: string; fresh: boolean; cacheTtlMs: number },
