@@ -15,6 +15,7 @@ import { page, startSite } from '../test/helpers/fixtures.ts';
 import type { NodeProcess } from '../test/helpers/node-process.ts';
 import { serviceSkip } from '../test/helpers/services.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/helpers/webhooks.ts';
+import { percentile } from './stats.ts';
 
 export interface AsyncBenchOptions {
   quick?: boolean;
@@ -39,11 +40,6 @@ export interface AsyncNodesResult {
 
 const CONCURRENCY = 2;
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-const percentile = (sorted: number[], p: number): number =>
-  sorted.length === 0
-    ? 0
-    : (sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ??
-      0);
 
 async function proKey(cluster: Cluster): Promise<string> {
   const node = cluster.nodes[0] as NodeProcess;

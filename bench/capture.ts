@@ -41,6 +41,7 @@ import { createKey, signUp, startApp, type TestApp } from '../test/helpers/app.t
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
 import { type BenchSites, REALISTIC_HEIGHT, startBenchSites } from './fixtures/site.ts';
+import { median, percentile } from './stats.ts';
 
 const HOSTS = ['127.0.0.1', '127.0.0.2', '127.0.0.3'];
 const VIEWPORT = { width: 1280, height: 800 };
@@ -156,18 +157,7 @@ export interface CaptureBenchResult {
   failures: string[];
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, index)] as number;
-}
-
 const round = (n: number, digits = 2): number => Math.round(n * 10 ** digits) / 10 ** digits;
-const median = (xs: number[]): number =>
-  percentile(
-    [...xs].sort((a, b) => a - b),
-    50,
-  );
 
 /** Counts failed captures and keeps the first messages; a failed capture fails the bench. */
 class Failures {

@@ -16,6 +16,7 @@ import { page, startSite } from '../test/helpers/fixtures.ts';
 import type { NodeProcess } from '../test/helpers/node-process.ts';
 import { serviceSkip } from '../test/helpers/services.ts';
 import { cannon, type Run } from './api.ts';
+import { percentile } from './stats.ts';
 
 export interface ClusterBenchOptions {
   /** Shorter runs (for a smoke check of the harness). */
@@ -38,12 +39,6 @@ export interface ClusterResult {
 }
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, index)] as number;
-}
 
 async function apiKey(node: NodeProcess): Promise<string> {
   const res = await node.fetch('/v1/auth/signup', {

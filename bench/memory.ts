@@ -26,6 +26,7 @@ import { PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
 import { type NodeProcess, startNode } from '../test/helpers/node-process.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
 import { startBenchSites } from './fixtures/site.ts';
+import { median } from './stats.ts';
 
 const CONCURRENCY = 4;
 const VIEWPORT = { width: 1280, height: 800 };
@@ -291,13 +292,6 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       // the pool recycles contexts (a few processes and their memory fewer for a moment)
       // must not pass for growth, nor hide it.
       const half = checkpoints.length >> 1;
-      const median = (xs: number[]) => {
-        const sorted = [...xs].sort((a, b) => a - b);
-        const mid = sorted.length >> 1;
-        return sorted.length % 2
-          ? (sorted[mid] as number)
-          : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-      };
       const first = median(checkpoints.slice(0, half).map((c) => c.pssMiB));
       const second = median(checkpoints.slice(half).map((c) => c.pssMiB));
       soak = {

@@ -30,6 +30,7 @@ import { captureMarkdown, runCaptureBench } from './capture.ts';
 import { runClusterBench } from './cluster.ts';
 import { type MemoryResult, runMemoryBench } from './memory.ts';
 import { runStartBench, type StartResult } from './start.ts';
+import type { Target } from './stats.ts';
 
 interface Row {
   benchmark: string;
@@ -49,14 +50,6 @@ interface PartOutcome {
   failures?: string[];
   /** The issue's targets this part measures, for the summary table. */
   targets?: Target[];
-}
-
-/** One target: what was measured, against what, met or not. */
-interface Target {
-  name: string;
-  value: string;
-  threshold: string;
-  met: boolean;
 }
 
 interface PartContext {
@@ -292,37 +285,11 @@ const PARTS: Part[] = [
             `${fmt(e.bare_route.rps, 0)} req/s`,
         );
       }
-      const pg = r.postgres_redis;
       return {
         json: r,
         rows: apiRows(r),
-        failures: pg === null ? ['PostgreSQL or Redis is not running'] : [],
-        targets: [
-          {
-            name: 'cache hit, SQLite: throughput / bare route',
-            value: `${fmt(r.sqlite.ratio_rps, 2)}x`,
-            threshold: '>= 0.3x',
-            met: r.sqlite.ratio_rps >= 0.3,
-          },
-          {
-            name: 'cache hit, SQLite: requests/s at 10 connections',
-            value: fmt(r.sqlite.cache_hit.rps, 0),
-            threshold: '>= 5000',
-            met: r.sqlite.cache_hit.rps >= 5000,
-          },
-          {
-            name: 'cache hit, SQLite: p99',
-            value: `${r.sqlite.cache_hit.p99} ms`,
-            threshold: '< 10 ms',
-            met: r.sqlite.cache_hit.p99 < 10,
-          },
-          {
-            name: 'cache hit, PostgreSQL + Redis: requests/s at 10 connections',
-            value: fmt(pg?.cache_hit.rps, 0),
-            threshold: '>= 2000',
-            met: (pg?.cache_hit.rps ?? 0) >= 2000,
-          },
-        ],
+        failures: r.postgres_redis === null ? ['PostgreSQL or Redis is not running'] : [],
+        targets: r.targets,
       };
     },
   },

@@ -18,6 +18,7 @@ import { freePort, PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
 import { serviceEnv } from '../test/helpers/node-process.ts';
 import { startBenchSites } from './fixtures/site.ts';
+import { median } from './stats.ts';
 
 const MAIN = path.resolve(import.meta.dirname, '..', 'src', 'main.ts');
 const STARTS = 3;
@@ -50,11 +51,6 @@ export interface StartResult {
 
 const round = (n: number): number => Math.round(n);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  if (s.length === 0) return 0;
-  return ((s[(s.length - 1) >> 1] as number) + (s[s.length >> 1] as number)) / 2;
-};
 
 interface Service {
   child: ChildProcess;
