@@ -155,15 +155,20 @@ export function resolveCaptureOptions(
 }
 
 /**
+ * The key's parts go in name order, so a key does not depend on the table's order; sorted
+ * once here rather than on every request (a cache hit computes a key).
+ */
+const OPTIONS_BY_NAME: readonly CaptureOption[] = [
+  ...(CAPTURE_OPTIONS as readonly CaptureOption[]),
+].sort((a, b) => (a.name < b.name ? -1 : 1));
+
+/**
  * The result-cache key: a hash (never a slug) of the owner and every option's part, so one
  * account's image is never served to another and different options are different entries.
  * Parts are named by option (a part that is undefined adds nothing).
  */
 export function cacheKeyFor(owner: string, options: KeyedOptions): string {
-  const parts = Object.fromEntries(
-    (CAPTURE_OPTIONS as readonly CaptureOption[])
-      .map((o) => [o.name, o.cacheKey(options)] as const)
-      .sort(([a], [b]) => (a < b ? -1 : 1)),
-  );
+  const parts: Record<string, unknown> = {};
+  for (const o of OPTIONS_BY_NAME) parts[o.name] = o.cacheKey(options);
   return sha256Hex(JSON.stringify([owner, parts]));
 }
