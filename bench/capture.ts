@@ -4,7 +4,11 @@
  * the same Chromium flags and the same encoder settings:
  *   - fresh: a new isolated context + page per capture (full isolation, the slow way; first
  *     round only);
- *   - floor: one reused page per worker, nothing reset (no isolation; the upper bound).
+ *   - floor: one reused page per worker, nothing reset (no isolation; the upper bound);
+ *   - leave: the floor's reused page, sent to about:blank after each capture: the least any
+ *     reset of a reused page needs (the page's document must be gone before its storage can
+ *     be cleared), none of the clearing itself. Its ratio to the floor is how close to the
+ *     floor a renderer that isolates captures on reused pages can come on this machine.
  * Two pages (bench/fixtures/site.ts): a trivial one and a realistic one (185 KB of HTML, a
  * stylesheet, a web font, a script, 16 images, 3,033 px tall), both served on 127.0.0.1, .2
  * and .3 so consecutive captures cross sites; 1280x800 PNG viewport captures; 1, 2 and 4
@@ -48,7 +52,7 @@ const VIEWPORT = { width: 1280, height: 800 };
 const PAGE_NAMES = ['trivial', 'realistic'] as const;
 type PageName = (typeof PAGE_NAMES)[number];
 const CONCURRENCIES = [1, 2, 4] as const;
-const MODES = ['renderer', 'floor', 'fresh'] as const;
+const MODES = ['renderer', 'floor', 'leave', 'fresh'] as const;
 type Mode = (typeof MODES)[number];
 /** Renderer slots: one per core, as RENDER_CONCURRENCY's default. */
 const SLOTS = Math.max(1, availableParallelism());
@@ -142,7 +146,18 @@ export interface CaptureBenchResult {
   /** page -> concurrency -> mode -> stats, with the per-round median ratios. */
   cells: Record<
     string,
-    Record<string, { stats: Record<Mode, Stats>; vsFloor: number; vsFresh: number }>
+    Record<
+      string,
+      {
+        stats: Record<Mode, Stats>;
+        vsFloor: number;
+        vsFresh: number;
+        /** The renderer against the floor that leaves its page after each capture. */
+        vsLeave: number;
+        /** That floor against the plain one: the most a resetting renderer can reach. */
+        leaveVsFloor: number;
+      }
+    >
   >;
   /** page -> renderer c4/c2 throughput (median of per-round ratios). */
   scaling: Record<string, number>;
@@ -361,6 +376,15 @@ function floorCapture(pages: PlainPage[]): CaptureFn {
   return (url, worker) => plainShot(pages[worker] as PlainPage, url);
 }
 
+/** The floor, its page then sent to about:blank (what the renderer's reset starts with). */
+function leaveCapture(pages: PlainPage[]): CaptureFn {
+  return async (url, worker) => {
+    const p = pages[worker] as PlainPage;
+    await plainShot(p, url);
+    await p.page.goto('about:blank', { waitUntil: 'load' });
+  };
+}
+
 /** The service's capture: an HTTP POST with an API key, a unique URL so it always renders. */
 function serviceCapture(app: TestApp, key: string): CaptureFn {
   let n = 0;
@@ -488,10 +512,15 @@ export async function runCaptureBench(
     browser = await launchBaselineBrowser();
     const maxConcurrency = Math.max(...CONCURRENCIES);
     const floorPages: PlainPage[] = [];
-    for (let i = 0; i < maxConcurrency; i++) floorPages.push(await plainPage(browser));
+    const leavePages: PlainPage[] = [];
+    for (let i = 0; i < maxConcurrency; i++) {
+      floorPages.push(await plainPage(browser));
+      leavePages.push(await plainPage(browser));
+    }
     const modes: Record<Mode, CaptureFn> = {
       renderer: rendererCapture(renderer),
       floor: floorCapture(floorPages),
+      leave: leaveCapture(leavePages),
       fresh: freshCapture(browser),
     };
     log(`capture: ${SLOTS} renderer slots; warming up`);
@@ -527,7 +556,7 @@ export async function runCaptureBench(
             `${mode} ${page} c${c}`,
           );
           runs[page] ??= {};
-          runs[page][c] ??= { renderer: [], floor: [], fresh: [] };
+          runs[page][c] ??= { renderer: [], floor: [], leave: [], fresh: [] };
           runs[page][c][mode].push(run);
         }
       }
@@ -549,10 +578,13 @@ export async function runCaptureBench(
           stats: {
             renderer: summarize(byMode.renderer),
             floor: summarize(byMode.floor),
+            leave: summarize(byMode.leave),
             fresh: summarize(byMode.fresh),
           },
           vsFloor,
           vsFresh: ratio(byMode.renderer, byMode.fresh),
+          vsLeave: ratio(byMode.renderer, byMode.leave),
+          leaveVsFloor: ratio(byMode.leave, byMode.floor),
         };
         targets.push({
           name: `${page}, concurrency ${c}: renderer / floor`,
@@ -645,7 +677,7 @@ export async function runCaptureBench(
     }
     await app.close();
     app = undefined;
-    for (const p of floorPages) await p.close();
+    for (const p of [...floorPages, ...leavePages]) await p.close();
     await browser.close();
     browser = undefined;
 
@@ -720,6 +752,24 @@ export function captureMarkdown(r: CaptureBenchResult): string {
       lines.push(
         `| ${page} | ${c} | ${cell(x.stats.renderer)} | ${cell(x.stats.floor)} | ` +
           `**${f2(x.vsFloor)}x** | ${cell(x.stats.fresh)} | ${f2(x.vsFresh)}x |`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    'The same rounds, against the floor whose page is sent to about:blank after each capture: ' +
+      "the least any reset of a reused page needs (a page's document must be gone before its " +
+      'storage is cleared), without the clearing. Leave / floor is the most a renderer that ' +
+      'isolates captures on reused pages can reach against the floor on this machine.',
+    '',
+    '| Page | Workers | Renderer | Floor, leaving the page | Renderer / leave | Leave / floor |',
+    '|---|---|---|---|---|---|',
+  );
+  for (const [page, byC] of Object.entries(r.cells)) {
+    for (const [c, x] of Object.entries(byC)) {
+      lines.push(
+        `| ${page} | ${c} | ${cell(x.stats.renderer)} | ${cell(x.stats.leave)} | ` +
+          `${f2(x.vsLeave)}x | ${f2(x.leaveVsFloor)}x |`,
       );
     }
   }
