@@ -9,9 +9,14 @@
  *   3. The first capture after the rest, timed beside captures made back to back before it.
  *   4. Soak: SOAK_CAPTURES captures at concurrency 4 on the trivial page, small JPEGs (what
  *      a leak holds is per capture, pages, contexts, listeners, not per pixel; 1280x800 PNGs
- *      of the realistic page would take a quarter of an hour), PSS and process count every
- *      100 (half a second after the step, once its pages are reset); growth is the median of
- *      the second half of the checkpoints against the first half's.
+ *      of the realistic page would take a quarter of an hour). Every 100 (half a second after
+ *      the step, once its pages are reset): PSS, process count, and Node's heap after a full
+ *      collection (heap-probe.ts). Halfway and at the end, after REST_MS without a capture:
+ *      PSS and processes at rest. Growth, the target: Node's heap after collection (median
+ *      of the second half of the checkpoints against the first half's) and Chromium at rest
+ *      (the end against halfway). PSS read while captures come and go is printed too, but
+ *      swings by a quarter from one reading to the next (which of the pool's contexts are
+ *      old, how much garbage V8 holds), too much for a verdict of a few percent.
  * Baseline: puppeteer-core's launch() with our flags, a new context per capture, the same
  * captures of the same page at concurrency 4, then the same rest and the same PSS reading.
  *
@@ -22,10 +27,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { processesMentioning, pssOf, treeUsage } from '../src/adapters/browser/proc.ts';
-import { PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
+import { freePort, PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
 import { type NodeProcess, startNode } from '../test/helpers/node-process.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
 import { startBenchSites } from './fixtures/site.ts';
+import { HeapProbe } from './heap-probe.ts';
 import { median } from './stats.ts';
 
 const CONCURRENCY = 4;
@@ -69,11 +75,20 @@ export interface MemoryResult {
     captures: number;
     elapsedMs: number;
     errors: number;
-    checkpoints: Array<Reading & { captures: number }>;
+    checkpoints: Array<Reading & { captures: number; nodeHeapMiB: number }>;
     firstHalfMiB: number;
     secondHalfMiB: number;
     growthPercent: number;
     processGrowth: number;
+    /** Node's heap after a full collection: medians of the halves' checkpoints. */
+    nodeHeapFirstHalfMiB: number;
+    nodeHeapSecondHalfMiB: number;
+    nodeHeapGrowthPercent: number;
+    /** At rest halfway and at the end. */
+    restHalfway: Reading;
+    restEnd: Reading;
+    chromiumRestGrowthPercent: number;
+    restProcessGrowth: number;
   } | null;
 }
 
@@ -148,6 +163,25 @@ async function steadyReading(read: () => Reading): Promise<Reading> {
   return readings[2] as Reading;
 }
 
+const restReading = (r: Reading): string =>
+  `${r.pssMiB} MiB PSS in ${r.processes} processes (Node ${r.nodePssMiB}, Chromium ${r.chromiumPssMiB})`;
+
+/** Node's heap after collection: the medians of the first and second half of the checkpoints. */
+function halvesOf(heaps: number[]): {
+  nodeHeapFirstHalfMiB: number;
+  nodeHeapSecondHalfMiB: number;
+  nodeHeapGrowthPercent: number;
+} {
+  const half = heaps.length >> 1;
+  const first = median(heaps.slice(0, half));
+  const second = median(heaps.slice(half));
+  return {
+    nodeHeapFirstHalfMiB: round(first),
+    nodeHeapSecondHalfMiB: round(second),
+    nodeHeapGrowthPercent: round((second / first - 1) * 100),
+  };
+}
+
 async function apiKey(node: NodeProcess): Promise<string> {
   const res = await node.fetch('/v1/auth/signup', {
     method: 'POST',
@@ -207,6 +241,8 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
     }),
   );
   let node: NodeProcess | undefined;
+  let probe: HeapProbe | undefined;
+  const inspectPort = await freePort();
   const tag = Date.now().toString(36);
   try {
     node = await startNode('membench', {
@@ -214,6 +250,8 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       RENDER_CONCURRENCY: String(CONCURRENCY),
       PLANS_FILE: plans,
       LOG_LEVEL: 'error',
+      // Only a port: the inspector opens on the soak's first heap reading (SIGUSR1).
+      NODE_OPTIONS: HeapProbe.nodeOptions(inspectPort),
     });
     const keys: string[] = [];
     for (let i = 0; i < CLIENTS; i++) keys.push(await apiKey(node));
@@ -266,7 +304,9 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
 
     let soak: MemoryResult['soak'] = null;
     if (soakCaptures > 0) {
-      const checkpoints: Array<Reading & { captures: number }> = [];
+      probe = new HeapProbe(pid, inspectPort);
+      const checkpoints: Array<Reading & { captures: number; nodeHeapMiB: number }> = [];
+      let restHalfway: Reading | undefined;
       let errors = 0;
       const started = performance.now();
       const trivial = (i: number) => `${origin}/trivial?${tag}-soak-${i}`;
@@ -282,12 +322,22 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
         // checkpoint sees the pool in the same state.
         await sleep(SOAK_SETTLE_MS);
         const reading = readPss(pid, pid);
-        checkpoints.push({ captures: done + SOAK_STEP, ...reading });
+        const nodeHeapMiB = await probe.heapAfterGcMiB();
+        checkpoints.push({ captures: done + SOAK_STEP, ...reading, nodeHeapMiB });
         log(
           `soak ${done + SOAK_STEP}/${soakCaptures}: ${reading.pssMiB} MiB PSS, ` +
-            `${reading.processes} processes`,
+            `${reading.processes} processes, Node heap after GC ${nodeHeapMiB} MiB`,
         );
+        if (done + SOAK_STEP === soakCaptures / 2) {
+          await sleep(REST_MS);
+          restHalfway = await steadyReading(() => readPss(pid, pid));
+          log(`soak halfway, at rest: ${restReading(restHalfway)}`);
+        }
       }
+      await sleep(REST_MS);
+      const restEnd = await steadyReading(() => readPss(pid, pid));
+      log(`soak end, at rest: ${restReading(restEnd)}`);
+      if (!restHalfway) throw new Error('the soak took no reading halfway');
       // Medians of the halves: a leak raises the level for good, while one reading taken as
       // the pool recycles contexts (a few processes and their memory fewer for a moment)
       // must not pass for growth, nor hide it.
@@ -307,12 +357,25 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
           median(checkpoints.slice(half).map((c) => c.processes)) -
             median(checkpoints.slice(0, half).map((c) => c.processes)),
         ),
+        ...halvesOf(checkpoints.map((c) => c.nodeHeapMiB)),
+        restHalfway,
+        restEnd,
+        chromiumRestGrowthPercent: round(
+          (restEnd.chromiumPssMiB / restHalfway.chromiumPssMiB - 1) * 100,
+        ),
+        restProcessGrowth: restEnd.processes - restHalfway.processes,
       };
       log(
         `soak: first half ${soak.firstHalfMiB} MiB, second half ${soak.secondHalfMiB} MiB ` +
-          `(${soak.growthPercent}%), processes ${soak.processGrowth >= 0 ? '+' : ''}${soak.processGrowth}`,
+          `(${soak.growthPercent}%), processes ${soak.processGrowth >= 0 ? '+' : ''}${soak.processGrowth}; ` +
+          `Node heap after GC ${soak.nodeHeapFirstHalfMiB} -> ${soak.nodeHeapSecondHalfMiB} MiB ` +
+          `(${soak.nodeHeapGrowthPercent}%); Chromium at rest ${restHalfway.chromiumPssMiB} -> ` +
+          `${restEnd.chromiumPssMiB} MiB (${soak.chromiumRestGrowthPercent}%), processes ` +
+          `${restHalfway.processes} -> ${restEnd.processes}`,
       );
     }
+    probe?.close();
+    probe = undefined;
     await node.stop();
     node = undefined;
 
@@ -331,6 +394,7 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       soak,
     };
   } finally {
+    probe?.close();
     await node?.stop();
     await site.close();
     await rm(dir, { recursive: true, force: true });

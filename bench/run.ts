@@ -173,8 +173,13 @@ function memoryRows(result: MemoryResult): Row[] {
       p50: '-',
       tail: '-',
       note:
-        `first half ${fmt(soak.firstHalfMiB, 0)} MiB, second half ${fmt(soak.secondHalfMiB, 0)} MiB ` +
-        `(${fmt(soak.growthPercent)}%), processes ${fmt(soak.processGrowth)}` +
+        `under load: first half ${fmt(soak.firstHalfMiB, 0)} MiB, second half ` +
+        `${fmt(soak.secondHalfMiB, 0)} MiB (${fmt(soak.growthPercent)}%), processes ` +
+        `${fmt(soak.processGrowth)}; Node heap after GC ${fmt(soak.nodeHeapFirstHalfMiB)} -> ` +
+        `${fmt(soak.nodeHeapSecondHalfMiB)} MiB; at rest halfway ` +
+        `${fmt(soak.restHalfway.pssMiB, 0)} MiB (Chromium ${fmt(soak.restHalfway.chromiumPssMiB, 0)}, ` +
+        `${soak.restHalfway.processes} processes), at the end ${fmt(soak.restEnd.pssMiB, 0)} MiB ` +
+        `(Chromium ${fmt(soak.restEnd.chromiumPssMiB, 0)}, ${soak.restEnd.processes} processes)` +
         (soak.errors ? `, ${soak.errors} errors` : ''),
     });
   }
@@ -345,12 +350,20 @@ const PARTS: Part[] = [
           ...(r.soak
             ? [
                 {
-                  name: `soak, ${r.soak.captures} captures: PSS second half / first half`,
-                  value: `${fmt(r.soak.growthPercent)}%, processes ${fmt(r.soak.processGrowth)}`,
+                  name:
+                    `soak, ${r.soak.captures} captures: Node heap after GC (second half / ` +
+                    'first half); Chromium PSS and processes at rest (end / halfway)',
+                  value:
+                    `Node ${fmt(r.soak.nodeHeapGrowthPercent)}%, Chromium ` +
+                    `${fmt(r.soak.chromiumRestGrowthPercent)}%, processes ` +
+                    `${fmt(r.soak.restProcessGrowth)}`,
                   // Chromium starts and ends a helper process or two on its own: a leak of
-                  // one per many captures would show as several more by the second half.
-                  threshold: '< +5%, processes < +2 (medians of the halves)',
-                  met: r.soak.growthPercent < 5 && r.soak.processGrowth < 2,
+                  // one per many captures would show as several more by the end.
+                  threshold: '< +5%, < +5%, < +2',
+                  met:
+                    r.soak.nodeHeapGrowthPercent < 5 &&
+                    r.soak.chromiumRestGrowthPercent < 5 &&
+                    r.soak.restProcessGrowth < 2,
                 },
               ]
             : []),
