@@ -307,6 +307,7 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       probe = new HeapProbe(pid, inspectPort);
       const checkpoints: Array<Reading & { captures: number; nodeHeapMiB: number }> = [];
       let restHalfway: Reading | undefined;
+      let restedMs = 0;
       let errors = 0;
       const started = performance.now();
       const trivial = (i: number) => `${origin}/trivial?${tag}-soak-${i}`;
@@ -329,11 +330,15 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
             `${reading.processes} processes, Node heap after GC ${nodeHeapMiB} MiB`,
         );
         if (done + SOAK_STEP === soakCaptures / 2) {
+          const restStarted = performance.now();
           await sleep(REST_MS);
           restHalfway = await steadyReading(() => readPss(pid, pid));
+          restedMs = performance.now() - restStarted;
           log(`soak halfway, at rest: ${restReading(restHalfway)}`);
         }
       }
+      // The captures' time, without the rest halfway (the rest at the end comes after it).
+      const elapsedMs = round(performance.now() - started - restedMs);
       await sleep(REST_MS);
       const restEnd = await steadyReading(() => readPss(pid, pid));
       log(`soak end, at rest: ${restReading(restEnd)}`);
@@ -347,7 +352,7 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       soak = {
         page: `trivial, ${SOAK_SHOT.width}x${SOAK_SHOT.height} ${SOAK_SHOT.format}`,
         captures: soakCaptures,
-        elapsedMs: round(performance.now() - started),
+        elapsedMs,
         errors,
         checkpoints,
         firstHalfMiB: round(first),
