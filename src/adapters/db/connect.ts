@@ -98,6 +98,13 @@ export function connectDatabase(options: DatabaseOptions): DatabaseHandle {
   });
   // An idle client that errors (server restart) must not crash the process.
   pool.on('error', () => {});
+  // Nor a lent one whose connection ends while no statement of it runs (a transaction
+  // between two statements): pg-pool takes its idle listener off while a client is lent,
+  // and the client then emits 'error' with nobody listening. Its holder's next statement
+  // fails, and the pool drops the client when it comes back.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const fast = failingFast(pool);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: fast }), log });
   const prepared: PreparedStatements = {
