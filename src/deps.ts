@@ -36,6 +36,7 @@ import type { BillingContext, BillingProvider } from './domain/billing/ports.ts'
 import { receiveWebhook } from './domain/billing/receive-webhook.ts';
 import { BOUNDS } from './domain/bounds.ts';
 import type { CaptureContext, FlightResult, RenderLocks } from './domain/captures/ports.ts';
+import { RequestResolutions } from './domain/captures/request-resolutions.ts';
 import type { DomainContext } from './domain/context.ts';
 import { attemptDelivery, DELIVERY_LEASE_MS } from './domain/jobs/deliver-webhooks.ts';
 import type { JobContext } from './domain/jobs/ports.ts';
@@ -163,6 +164,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       renderer,
       storage,
       guard,
+      resolutions: new RequestResolutions(guard),
       flights: new SingleFlight<FlightResult>(),
       renderLocks: shared.renderLocks,
       publicUrl: config.server.publicUrl.origin,

@@ -4,6 +4,7 @@ import type { ImageStorage } from '../image-storage.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import type { Renderer } from './renderer.ts';
+import type { RequestResolutions } from './request-resolutions.ts';
 
 /** Decides whether a URL may be fetched (docs/egress.md), before any browser time. */
 export interface TargetGuard {
@@ -46,6 +47,8 @@ export interface CaptureContext extends DomainContext {
   renderer: Renderer;
   storage: ImageStorage;
   guard: TargetGuard;
+  /** Recent requests' resolutions (URL, option rules, cache key), keyed by request. */
+  resolutions: RequestResolutions;
   revocations: RevocationBus;
   /** Identical captures in flight on this node run once. */
   flights: SingleFlight<FlightResult>;

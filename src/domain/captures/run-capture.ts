@@ -1,7 +1,7 @@
 import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
-import { type CaptureInput, cacheKeyFor, resolveCaptureOptions } from './capture-options.ts';
+import type { CaptureInput } from './capture-options.ts';
 import type { CaptureContext } from './ports.ts';
 import { renderAndStore } from './render-and-store.ts';
 import { renderOnce } from './render-once.ts';
@@ -67,11 +67,7 @@ export async function runCapture(
   options: { caller: CaptureCaller; input: CaptureInput },
 ): Promise<CaptureOutcome> {
   const { caller, input } = options;
-  const url = ctx.guard.parse(input.url);
-  const { render, fresh, cacheTtlMs } = resolveCaptureOptions(input, url, caller.plan);
-  ctx.guard.screen(url);
-
-  const cacheKey = cacheKeyFor(caller.cacheOwner, { ...render, cacheTtlMs });
+  const { url, render, fresh, cacheTtlMs, cacheKey } = ctx.resolutions.resolve(input, caller);
   // The cache lookup does not wait for the reservation (neither reads what the other
   // writes): a hit costs one database round trip less in time. The reservation's answer
   // still comes first, a refusal (402) before anything the lookup found, and nothing
