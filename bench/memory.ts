@@ -7,9 +7,10 @@
  *   2. Rest: REST_MS without a capture, then PSS (/proc/PID/smaps_rollup) of the Node process
  *      and of every Chromium process (its crash handlers included). Target: <= 0.7 GiB.
  *   3. The first capture after the rest, timed beside captures made back to back before it.
- *   4. Soak: SOAK_CAPTURES captures at concurrency 4 on the trivial page, small JPEGs (what
- *      a leak holds is per capture, pages, contexts, listeners, not per pixel; 1280x800 PNGs
- *      of the realistic page would take a quarter of an hour). Every 100 (half a second after
+ *   4. Soak: SOAK_CAPTURES captures (`--soak=N` sets another length) at concurrency 4 on the
+ *      trivial page, small JPEGs (what a leak holds is per capture, pages, contexts,
+ *      listeners, not per pixel; 1280x800 PNGs of the realistic page would take a quarter of
+ *      an hour). At each tenth of the soak (half a second after
  *      the step, once its pages are reset): PSS, process count, and Node's heap after a full
  *      collection (heap-probe.ts). Halfway and at the end, after REST_MS without a capture:
  *      PSS and processes at rest. Growth, the target: Node's heap after collection (median
@@ -42,8 +43,9 @@ const CLIENTS = 4;
 const LOAD_CAPTURES = 20;
 /** Idle time before the at-rest reading (the pool shrinks after 5 s without a capture). */
 const REST_MS = 8_000;
-const SOAK_CAPTURES = 1_000;
-const SOAK_STEP = 100;
+export const SOAK_CAPTURES = 1_000;
+/** Readings over the soak: one per tenth, so the halfway reading is one of them. */
+const SOAK_CHECKPOINTS = 10;
 /** The soak's captures: each one a whole capture (context, page, navigation, reset), small. */
 const SOAK_SHOT = { width: 480, height: 360, format: 'jpeg' };
 /** Pause after each soak step before its reading. */
@@ -54,6 +56,8 @@ const TARGET_BYTES = 0.7 * 2 ** 30;
 export interface MemoryBenchOptions {
   quick?: boolean;
   log?: (line: string) => void;
+  /** The soak's length, a multiple of 10 (default SOAK_CAPTURES; none in quick mode). */
+  soakCaptures?: number;
 }
 
 export interface Reading {
@@ -224,7 +228,13 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
   const log = options.log ?? ((line: string) => console.log(line));
   const quick = options.quick ?? false;
   const loadCaptures = quick ? 24 : LOAD_CAPTURES;
-  const soakCaptures = quick ? 0 : SOAK_CAPTURES;
+  const soakCaptures = quick ? 0 : (options.soakCaptures ?? SOAK_CAPTURES);
+  if (soakCaptures % SOAK_CHECKPOINTS !== 0) {
+    throw new Error(
+      `the soak's length must be a multiple of ${SOAK_CHECKPOINTS}, not ${soakCaptures}`,
+    );
+  }
+  const soakStep = soakCaptures / SOAK_CHECKPOINTS;
   const site = await startBenchSites(['127.0.0.1']);
   const origin = new URL(site.urls.realistic[0] as string).origin;
   const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-membench-'));
@@ -311,9 +321,9 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       let errors = 0;
       const started = performance.now();
       const trivial = (i: number) => `${origin}/trivial?${tag}-soak-${i}`;
-      for (let done = 0; done < soakCaptures; done += SOAK_STEP) {
+      for (let done = 0; done < soakCaptures; done += soakStep) {
         const step = await drive(
-          Math.min(SOAK_STEP, soakCaptures - done),
+          Math.min(soakStep, soakCaptures - done),
           CONCURRENCY,
           (i) => trivial(done + i),
           (url, i) => soakCapture(url, done + i),
@@ -324,12 +334,12 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
         await sleep(SOAK_SETTLE_MS);
         const reading = readPss(pid, pid);
         const nodeHeapMiB = await probe.heapAfterGcMiB();
-        checkpoints.push({ captures: done + SOAK_STEP, ...reading, nodeHeapMiB });
+        checkpoints.push({ captures: done + soakStep, ...reading, nodeHeapMiB });
         log(
-          `soak ${done + SOAK_STEP}/${soakCaptures}: ${reading.pssMiB} MiB PSS, ` +
+          `soak ${done + soakStep}/${soakCaptures}: ${reading.pssMiB} MiB PSS, ` +
             `${reading.processes} processes, Node heap after GC ${nodeHeapMiB} MiB`,
         );
-        if (done + SOAK_STEP === soakCaptures / 2) {
+        if (done + soakStep === soakCaptures / 2) {
           const restStarted = performance.now();
           await sleep(REST_MS);
           restHalfway = await steadyReading(() => readPss(pid, pid));

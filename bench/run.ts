@@ -16,10 +16,11 @@
  * Prints a markdown report and writes bench/results/latest.json and latest.md. Exits 1, with
  * a loud message, when a part failed or any capture in it failed.
  *
- *   npm run bench -- [--quick] [--only=api,capture,...] [--skip=cluster,...]
+ *   npm run bench -- [--quick] [--only=api,capture,...] [--skip=cluster,...] [--soak=N]
  *
  * --quick: fewer captures, no soak, shorter cluster runs (a check that the harness works;
- * the figures are rougher).
+ * the figures are rougher). --soak=N: the memory part's soak takes N captures (a multiple of
+ * 10; default 1,000) instead: a longer soak tells a leak from a heap still filling up.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg } from 'node:os';
@@ -54,6 +55,8 @@ interface PartOutcome {
 
 interface PartContext {
   quick: boolean;
+  /** `--soak=N`, for the memory part. */
+  soakCaptures?: number;
   log: (line: string) => void;
 }
 
@@ -62,12 +65,11 @@ interface Part {
   run(ctx: PartContext): Promise<PartOutcome>;
 }
 
-function parseArgs(argv: string[]): { quick: boolean; parts: Part[] } {
+function parseArgs(argv: string[]): { quick: boolean; soakCaptures?: number; parts: Part[] } {
   const names = PARTS.map((p) => p.name);
-  const list = (name: string): string[] | null => {
-    const arg = argv.find((a) => a.startsWith(`--${name}=`));
-    return arg ? (arg.split('=')[1] ?? '').split(',').filter(Boolean) : null;
-  };
+  const value = (name: string): string | null =>
+    argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? null;
+  const list = (name: string): string[] | null => value(name)?.split(',').filter(Boolean) ?? null;
   const only = list('only');
   const skip = list('skip') ?? [];
   for (const name of [...(only ?? []), ...skip]) {
@@ -75,8 +77,13 @@ function parseArgs(argv: string[]): { quick: boolean; parts: Part[] } {
       throw new Error(`unknown benchmark "${name}" (one of ${names.join(', ')})`);
     }
   }
+  const soak = value('soak');
+  if (soak !== null && !/^[1-9][0-9]*0$/.test(soak)) {
+    throw new Error(`--soak must be a number of captures, a multiple of 10 (not "${soak}")`);
+  }
   return {
     quick: argv.includes('--quick'),
+    ...(soak === null ? {} : { soakCaptures: Number(soak) }),
     parts: PARTS.filter((p) => (only ? only.includes(p.name) : true) && !skip.includes(p.name)),
   };
 }
@@ -168,7 +175,7 @@ function memoryRows(result: MemoryResult): Row[] {
   if (soak) {
     rows.push({
       benchmark: `memory soak (${soak.captures} captures, ${soak.page} page)`,
-      variant: 'service, concurrency 4, PSS every 100',
+      variant: `service, concurrency 4, PSS every ${soak.captures / 10}`,
       throughput: `${fmt((soak.captures / soak.elapsedMs) * 1000, 2)} captures/s`,
       p50: '-',
       tail: '-',
@@ -334,8 +341,8 @@ const PARTS: Part[] = [
   },
   {
     name: 'memory',
-    run: async ({ quick, log }) => {
-      const r = await runMemoryBench({ quick, log });
+    run: async ({ quick, log, soakCaptures }) => {
+      const r = await runMemoryBench({ quick, log, ...(soakCaptures ? { soakCaptures } : {}) });
       const errors = r.load.errors + (r.soak?.errors ?? 0);
       return {
         json: r,
@@ -408,7 +415,7 @@ const PARTS: Part[] = [
 ];
 
 async function main(): Promise<void> {
-  const { quick, parts } = parseArgs(process.argv.slice(2));
+  const { quick, soakCaptures, parts } = parseArgs(process.argv.slice(2));
   const log = (line: string) => process.stderr.write(`${line}\n`);
   const meta = {
     date: new Date().toISOString(),
@@ -431,7 +438,7 @@ async function main(): Promise<void> {
     log(`== ${part.name}`);
     const started = performance.now();
     try {
-      const outcome = await part.run({ quick, log });
+      const outcome = await part.run({ quick, log, ...(soakCaptures ? { soakCaptures } : {}) });
       results[part.name] = outcome.json;
       rows.push(...(outcome.rows ?? []));
       if (outcome.markdown) sections.push(outcome.markdown);
