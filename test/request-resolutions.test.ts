@@ -139,3 +139,19 @@ test('the kept resolutions are bounded: the least recent goes first', () => {
   };
   assert.notEqual(memo.resolve(long, plan), memo.resolve(long, plan), 'a long request is not kept');
 });
+
+test('the kept resolutions are bounded in size too', () => {
+  const memo = resolutions();
+  const plan = owner(DEFAULT_PLANS.free);
+  // About 3,700 characters each: 300 of them are more than the bound, far fewer than 1,000.
+  const input = (i: number): CaptureInput => ({
+    url: `https://example.com/${i}`,
+    hide_selectors: Array.from({ length: 8 }, (_, j) => `.${'y'.repeat(450)}${j}`),
+  });
+  const first = memo.resolve(input(0), plan);
+  assert.equal(memo.resolve(input(0), plan), first);
+  for (let i = 1; i <= 300; i++) memo.resolve(input(i), plan);
+  assert.notEqual(memo.resolve(input(0), plan), first, 'the oldest was let go');
+  const last = memo.resolve(input(300), plan);
+  assert.equal(memo.resolve(input(300), plan), last);
+});

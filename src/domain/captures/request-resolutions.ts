@@ -14,8 +14,13 @@ export interface Resolution {
   cacheKey: string;
 }
 
-/** Resolutions kept per plan, each a few KiB at most (longer requests are not kept). */
+/** Resolutions kept per plan, at most... */
 const MAX_ENTRIES = 1_000;
+/**
+ * ...and at most this many characters of keys: with the render options, which hold about as
+ * much again, about 4 MiB per plan whatever the requests. A longer request is not kept.
+ */
+const MAX_KEY_CHARS_IN_ALL = 1_000_000;
 const MAX_KEY_CHARS = 4_096;
 
 /**
@@ -54,7 +59,11 @@ export class RequestResolutions {
     const resolution = this.#resolveAnew(input, plan, cacheOwner);
     if (memoKey !== null && memoKey.length <= MAX_KEY_CHARS) {
       if (memo === undefined) {
-        memo = new LRUCache({ max: MAX_ENTRIES });
+        memo = new LRUCache({
+          max: MAX_ENTRIES,
+          maxSize: MAX_KEY_CHARS_IN_ALL,
+          sizeCalculation: (_value, key) => key.length,
+        });
         this.#byPlan.set(plan, memo);
       }
       memo.set(memoKey, resolution);
