@@ -4,7 +4,7 @@
  *
  *   1. Concurrency 4 (RENDER_CONCURRENCY=4, four accounts taking turns) on the realistic page
  *      (bench/fixtures/site.ts), 1280x800 PNG captures through POST /v1/screenshots.
- *   2. Rest: REST_MS without a capture, then PSS (/proc/PID/smaps_rollup) of the Node process
+ *   2. Rest: REST_MS without a capture and until the process count holds still (SETTLED_MS), then PSS (/proc/PID/smaps_rollup) of the Node process
  *      and of every Chromium process (its crash handlers included). Target: <= 0.7 GiB.
  *   3. The first capture after the rest, timed beside captures made back to back before it.
  *   4. Soak: SOAK_CAPTURES captures (`--soak=N` sets another length) at concurrency 4 on the
@@ -43,6 +43,13 @@ const CLIENTS = 4;
 const LOAD_CAPTURES = 20;
 /** Idle time before the at-rest reading (the pool shrinks after 5 s without a capture). */
 const REST_MS = 8_000;
+/**
+ * Then the process count must hold still this long, at most REST_CAP_MS more: the shrink
+ * closes contexts whose renderer processes exit a moment later, which on a slow machine
+ * outlasts REST_MS (a soak read 10 processes at rest halfway and 12 at the end).
+ */
+const SETTLED_MS = 3_000;
+const REST_CAP_MS = 15_000;
 export const SOAK_CAPTURES = 1_000;
 /** Readings over the soak: one per tenth, so the halfway reading is one of them. */
 const SOAK_CHECKPOINTS = 10;
@@ -165,6 +172,23 @@ async function steadyReading(read: () => Reading): Promise<Reading> {
   }
   readings.sort((a, b) => a.pssMiB - b.pssMiB);
   return readings[2] as Reading;
+}
+
+/** REST_MS without a capture, then until the process count holds still, then steadyReading. */
+async function readingAtRest(read: () => Reading): Promise<Reading> {
+  await sleep(REST_MS);
+  const deadline = performance.now() + REST_CAP_MS;
+  let processes = read().processes;
+  let stillSince = performance.now();
+  while (performance.now() - stillSince < SETTLED_MS && performance.now() < deadline) {
+    await sleep(500);
+    const now = read().processes;
+    if (now !== processes) {
+      processes = now;
+      stillSince = performance.now();
+    }
+  }
+  return steadyReading(read);
 }
 
 const restReading = (r: Reading): string =>
@@ -298,9 +322,8 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       await capture(realistic('b2b')(i), 0);
       backToBack.push(round(performance.now() - t0));
     }
-    await sleep(REST_MS);
     const pid = node.pid;
-    const atRest = await steadyReading(() => readPss(pid, pid));
+    const atRest = await readingAtRest(() => readPss(pid, pid));
     log(
       `service at rest: ${atRest.pssMiB} MiB PSS in ${atRest.processes} processes ` +
         `(Node ${atRest.nodePssMiB}, Chromium ${atRest.chromiumPssMiB})`,
@@ -341,16 +364,14 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
         );
         if (done + soakStep === soakCaptures / 2) {
           const restStarted = performance.now();
-          await sleep(REST_MS);
-          restHalfway = await steadyReading(() => readPss(pid, pid));
+          restHalfway = await readingAtRest(() => readPss(pid, pid));
           restedMs = performance.now() - restStarted;
           log(`soak halfway, at rest: ${restReading(restHalfway)}`);
         }
       }
       // The captures' time, without the rest halfway (the rest at the end comes after it).
       const elapsedMs = round(performance.now() - started - restedMs);
-      await sleep(REST_MS);
-      const restEnd = await steadyReading(() => readPss(pid, pid));
+      const restEnd = await readingAtRest(() => readPss(pid, pid));
       log(`soak end, at rest: ${restReading(restEnd)}`);
       if (!restHalfway) throw new Error('the soak took no reading halfway');
       // Medians of the halves: a leak raises the level for good, while one reading taken as
@@ -435,9 +456,8 @@ async function runBaseline(
         await context.close();
       }
     });
-    await sleep(REST_MS);
     const pid = browser.process()?.pid as number;
-    const atRest = await steadyReading(() => readPss(pid, null));
+    const atRest = await readingAtRest(() => readPss(pid, null));
     return { atRest, captures: count, elapsedMs: run.elapsedMs };
   } finally {
     await browser.close();
