@@ -4,8 +4,9 @@
  *
  *   1. Concurrency 4 (RENDER_CONCURRENCY=4, four accounts taking turns) on the realistic page
  *      (bench/fixtures/site.ts), 1280x800 PNG captures through POST /v1/screenshots.
- *   2. Rest: REST_MS without a capture and until the process count holds still (SETTLED_MS), then PSS (/proc/PID/smaps_rollup) of the Node process
- *      and of every Chromium process (its crash handlers included). Target: <= 0.7 GiB.
+ *   2. Rest: REST_MS without a capture and until the process count holds still
+ *      (SETTLED_MS), then PSS (/proc/PID/smaps_rollup) of the Node process and of every
+ *      Chromium process (its crash handlers included). Target: <= 0.7 GiB.
  *   3. The first capture after the rest, timed beside captures made back to back before it.
  *   4. Soak: SOAK_CAPTURES captures (`--soak=N` sets another length) at concurrency 4 on the
  *      trivial page, small JPEGs (what a leak holds is per capture, pages, contexts,
