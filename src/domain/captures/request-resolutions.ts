@@ -57,11 +57,13 @@ export class RequestResolutions {
       return kept;
     }
     const resolution = this.#resolveAnew(input, plan, cacheOwner);
-    if (memoKey !== null && memoKey.length <= MAX_KEY_CHARS) {
+    if (memoKey !== null) {
       if (memo === undefined) {
+        // A key over maxEntrySize is not stored.
         memo = new LRUCache({
           max: MAX_ENTRIES,
           maxSize: MAX_KEY_CHARS_IN_ALL,
+          maxEntrySize: MAX_KEY_CHARS,
           sizeCalculation: (_value, key) => key.length,
         });
         this.#byPlan.set(plan, memo);
