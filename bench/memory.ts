@@ -28,7 +28,12 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { processesMentioning, pssOf, treeUsage } from '../src/adapters/browser/proc.ts';
+import {
+  processesMentioning,
+  processTree,
+  pssOf,
+  treeUsage,
+} from '../src/adapters/browser/proc.ts';
 import { freePort, PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
 import { type NodeProcess, startNode } from '../test/helpers/node-process.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
@@ -47,7 +52,9 @@ const REST_MS = 8_000;
 /**
  * Then the process count must hold still this long, at most REST_CAP_MS more: the shrink
  * closes contexts whose renderer processes exit a moment later, which on a slow machine
- * outlasts REST_MS (a soak read 10 processes at rest halfway and 12 at the end).
+ * outlasts REST_MS (a soak read 10 processes at rest halfway and 12 at the end). One process
+ * may still differ between readings at rest: Chromium's storage service, which it starts and
+ * stops by itself (the readings list the processes by kind).
  */
 const SETTLED_MS = 3_000;
 const REST_CAP_MS = 15_000;
@@ -70,6 +77,8 @@ export interface MemoryBenchOptions {
 
 export interface Reading {
   processes: number;
+  /** The processes by kind ("renderer 6, zygote 2, ..."): what a change in the count is. */
+  kinds: string;
   pssMiB: number;
   nodePssMiB: number;
   chromiumPssMiB: number;
@@ -145,10 +154,42 @@ export function readPss(rootPid: number, node: number | null): Reading {
   const total = tree.pssBytes + extra;
   return {
     processes: tree.processes + extraProcesses,
+    kinds: processKinds(rootPid, extraProcesses),
     pssMiB: mib(total),
     nodePssMiB: mib(nodePss),
     chromiumPssMiB: mib(total - nodePss),
   };
+}
+
+/**
+ * The live processes of `rootPid`'s tree by kind: Chromium's `--type` (a utility with its
+ * service, `utility:network`), else the executable's name; `crashpad` are the crash handlers
+ * found outside the tree.
+ */
+function processKinds(rootPid: number, crashpad: number): string {
+  const counts = new Map<string, number>();
+  for (const p of processTree(rootPid)) {
+    if (p.state === 'Z') continue;
+    let args: string[];
+    try {
+      // Chromium rewrites its command line as one space-separated title.
+      args = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split(/[\0 ]+/);
+    } catch {
+      continue;
+    }
+    const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+    const type = flag('type');
+    const service = flag('utility-sub-type')?.split('.')[0];
+    const kind = type
+      ? `${type}${type === 'utility' && service ? `:${service}` : ''}`
+      : path.basename(args[0] ?? '?');
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  if (crashpad > 0) counts.set('crashpad', crashpad);
+  return [...counts]
+    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(', ');
 }
 
 function isDescendant(pid: number, ancestor: number): boolean {
@@ -193,7 +234,7 @@ async function readingAtRest(read: () => Reading): Promise<Reading> {
 }
 
 const restReading = (r: Reading): string =>
-  `${r.pssMiB} MiB PSS in ${r.processes} processes (Node ${r.nodePssMiB}, Chromium ${r.chromiumPssMiB})`;
+  `${r.pssMiB} MiB PSS in ${r.processes} processes (Node ${r.nodePssMiB}, Chromium ${r.chromiumPssMiB}; ${r.kinds})`;
 
 /** Node's heap after collection: the medians of the first and second half of the checkpoints. */
 function halvesOf(heaps: number[]): {
@@ -325,10 +366,7 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
     }
     const pid = node.pid;
     const atRest = await readingAtRest(() => readPss(pid, pid));
-    log(
-      `service at rest: ${atRest.pssMiB} MiB PSS in ${atRest.processes} processes ` +
-        `(Node ${atRest.nodePssMiB}, Chromium ${atRest.chromiumPssMiB})`,
-    );
+    log(`service at rest: ${restReading(atRest)}`);
     const t0 = performance.now();
     await capture(realistic('after-rest')(0), 0);
     const firstAfterRestMs = round(performance.now() - t0);
