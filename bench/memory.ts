@@ -16,9 +16,10 @@
  *      collection (heap-probe.ts). Halfway and at the end, after REST_MS without a capture:
  *      PSS and processes at rest. Growth, the target: Node's heap after collection (median
  *      of the second half of the checkpoints against the first half's) and Chromium at rest
- *      (the end against halfway). PSS read while captures come and go is printed too, but
- *      swings by a quarter from one reading to the next (which of the pool's contexts are
- *      old, how much garbage V8 holds), too much for a verdict of a few percent.
+ *      (the end against halfway: PSS, and renderer processes). PSS read while captures come
+ *      and go is printed too, but swings by a quarter from one reading to the next (which of
+ *      the pool's contexts are old, how much garbage V8 holds), too much for a verdict of a
+ *      few percent.
  * Baseline: puppeteer-core's launch() with our flags, a new context per capture, the same
  * captures of the same page at concurrency 4, then the same rest and the same PSS reading.
  *
@@ -79,6 +80,12 @@ export interface Reading {
   processes: number;
   /** The processes by kind ("renderer 6, zygote 2, ..."): what a change in the count is. */
   kinds: string;
+  /**
+   * Renderer processes: what captures start (contexts, pages, sites). Chromium's browser-level
+   * helpers come and go on their own timers (its storage service; its on-device model service,
+   * started about three minutes after launch with no page asking), so a leak shows here.
+   */
+  renderers: number;
   pssMiB: number;
   nodePssMiB: number;
   chromiumPssMiB: number;
@@ -110,6 +117,8 @@ export interface MemoryResult {
     restEnd: Reading;
     chromiumRestGrowthPercent: number;
     restProcessGrowth: number;
+    /** Renderer processes at rest, the end against halfway: the target's process count. */
+    restRendererGrowth: number;
   } | null;
 }
 
@@ -154,7 +163,7 @@ export function readPss(rootPid: number, node: number | null): Reading {
   const total = tree.pssBytes + extra;
   return {
     processes: tree.processes + extraProcesses,
-    kinds: processKinds(rootPid, extraProcesses),
+    ...processKinds(rootPid, extraProcesses),
     pssMiB: mib(total),
     nodePssMiB: mib(nodePss),
     chromiumPssMiB: mib(total - nodePss),
@@ -166,7 +175,7 @@ export function readPss(rootPid: number, node: number | null): Reading {
  * service, `utility:network`), else the executable's name; `crashpad` are the crash handlers
  * found outside the tree.
  */
-function processKinds(rootPid: number, crashpad: number): string {
+function processKinds(rootPid: number, crashpad: number): Pick<Reading, 'kinds' | 'renderers'> {
   const counts = new Map<string, number>();
   for (const p of processTree(rootPid)) {
     if (p.state === 'Z') continue;
@@ -186,10 +195,11 @@ function processKinds(rootPid: number, crashpad: number): string {
     counts.set(kind, (counts.get(kind) ?? 0) + 1);
   }
   if (crashpad > 0) counts.set('crashpad', crashpad);
-  return [...counts]
+  const kinds = [...counts]
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .map(([kind, n]) => `${kind} ${n}`)
     .join(', ');
+  return { kinds, renderers: counts.get('renderer') ?? 0 };
 }
 
 function isDescendant(pid: number, ancestor: number): boolean {
@@ -439,6 +449,7 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
           (restEnd.chromiumPssMiB / restHalfway.chromiumPssMiB - 1) * 100,
         ),
         restProcessGrowth: restEnd.processes - restHalfway.processes,
+        restRendererGrowth: restEnd.renderers - restHalfway.renderers,
       };
       log(
         `soak: first half ${soak.firstHalfMiB} MiB, second half ${soak.secondHalfMiB} MiB ` +
@@ -446,7 +457,8 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
           `Node heap after GC ${soak.nodeHeapFirstHalfMiB} -> ${soak.nodeHeapSecondHalfMiB} MiB ` +
           `(${soak.nodeHeapGrowthPercent}%); Chromium at rest ${restHalfway.chromiumPssMiB} -> ` +
           `${restEnd.chromiumPssMiB} MiB (${soak.chromiumRestGrowthPercent}%), processes ` +
-          `${restHalfway.processes} -> ${restEnd.processes}`,
+          `${restHalfway.processes} -> ${restEnd.processes} (renderers ${restHalfway.renderers} -> ` +
+          `${restEnd.renderers})`,
       );
     }
     probe?.close();

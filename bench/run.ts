@@ -185,8 +185,9 @@ function memoryRows(result: MemoryResult): Row[] {
         `${fmt(soak.processGrowth)}; Node heap after GC ${fmt(soak.nodeHeapFirstHalfMiB)} -> ` +
         `${fmt(soak.nodeHeapSecondHalfMiB)} MiB; at rest halfway ` +
         `${fmt(soak.restHalfway.pssMiB, 0)} MiB (Chromium ${fmt(soak.restHalfway.chromiumPssMiB, 0)}, ` +
-        `${soak.restHalfway.processes} processes), at the end ${fmt(soak.restEnd.pssMiB, 0)} MiB ` +
-        `(Chromium ${fmt(soak.restEnd.chromiumPssMiB, 0)}, ${soak.restEnd.processes} processes)` +
+        `${soak.restHalfway.processes} processes, ${soak.restHalfway.renderers} renderers), at the ` +
+        `end ${fmt(soak.restEnd.pssMiB, 0)} MiB (Chromium ${fmt(soak.restEnd.chromiumPssMiB, 0)}, ` +
+        `${soak.restEnd.processes} processes, ${soak.restEnd.renderers} renderers)` +
         (soak.errors ? `, ${soak.errors} errors` : ''),
     });
   }
@@ -359,18 +360,20 @@ const PARTS: Part[] = [
                 {
                   name:
                     `soak, ${r.soak.captures} captures: Node heap after GC (second half / ` +
-                    'first half); Chromium PSS and processes at rest (end / halfway)',
+                    'first half); Chromium PSS and renderer processes at rest (end / halfway)',
                   value:
                     `Node ${fmt(r.soak.nodeHeapGrowthPercent)}%, Chromium ` +
-                    `${fmt(r.soak.chromiumRestGrowthPercent)}%, processes ` +
-                    `${fmt(r.soak.restProcessGrowth)}`,
-                  // Chromium starts and ends a helper process or two on its own: a leak of
-                  // one per many captures would show as several more by the end.
+                    `${fmt(r.soak.chromiumRestGrowthPercent)}%, renderers ` +
+                    `${fmt(r.soak.restRendererGrowth)}`,
+                  // Renderers are what captures start; Chromium's own helpers (its storage
+                  // and on-device model services) come and go on their timers and are in the
+                  // PSS, not in this count. A leaked context per many captures would show as
+                  // several renderers more by the end.
                   threshold: '< +5%, < +5%, < +2',
                   met:
                     r.soak.nodeHeapGrowthPercent < 5 &&
                     r.soak.chromiumRestGrowthPercent < 5 &&
-                    r.soak.restProcessGrowth < 2,
+                    r.soak.restRendererGrowth < 2,
                 },
               ]
             : []),
