@@ -59,9 +59,9 @@ const REST_MS = 8_000;
  */
 const SETTLED_MS = 3_000;
 const REST_CAP_MS = 15_000;
-export const SOAK_CAPTURES = 1_000;
+const SOAK_CAPTURES = 1_000;
 /** Readings over the soak: one per tenth, so the halfway reading is one of them. */
-const SOAK_CHECKPOINTS = 10;
+export const SOAK_CHECKPOINTS = 10;
 /** The soak's captures: each one a whole capture (context, page, navigation, reset), small. */
 const SOAK_SHOT = { width: 480, height: 360, format: 'jpeg' };
 /** Pause after each soak step before its reading. */
@@ -116,7 +116,6 @@ export interface MemoryResult {
     restHalfway: Reading;
     restEnd: Reading;
     chromiumRestGrowthPercent: number;
-    restProcessGrowth: number;
     /** Renderer processes at rest, the end against halfway: the target's process count. */
     restRendererGrowth: number;
   } | null;
@@ -146,7 +145,16 @@ function crashHandlers(browserPid: number): number[] {
  * of the Chromium browsers in it. `node`: the pid counted as Node (the rest is Chromium).
  */
 export function readPss(rootPid: number, node: number | null): Reading {
-  const tree = treeUsage(rootPid, { pss: true });
+  // One pass over the tree: the count, the kinds and the PSS are of the same processes.
+  const kinds = new Map<string, number>();
+  let treePss = 0;
+  for (const p of processTree(rootPid)) {
+    if (p.state === 'Z') continue;
+    const kind = processKind(p.pid);
+    if (kind === null) continue;
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    treePss += pssOf(p.pid);
+  }
   let extra = 0;
   let extraProcesses = 0;
   const browsers = node === null ? [rootPid] : processesMentioning('--remote-debugging-pipe');
@@ -159,11 +167,16 @@ export function readPss(rootPid: number, node: number | null): Reading {
       extraProcesses++;
     }
   }
+  if (extraProcesses > 0) kinds.set('crashpad', extraProcesses);
   const nodePss = node === null ? 0 : pssOf(node);
-  const total = tree.pssBytes + extra;
+  const total = treePss + extra;
   return {
-    processes: tree.processes + extraProcesses,
-    ...processKinds(rootPid, extraProcesses),
+    processes: [...kinds.values()].reduce((a, b) => a + b, 0),
+    kinds: [...kinds]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .map(([kind, n]) => `${kind} ${n}`)
+      .join(', '),
+    renderers: kinds.get('renderer') ?? 0,
     pssMiB: mib(total),
     nodePssMiB: mib(nodePss),
     chromiumPssMiB: mib(total - nodePss),
@@ -171,35 +184,23 @@ export function readPss(rootPid: number, node: number | null): Reading {
 }
 
 /**
- * The live processes of `rootPid`'s tree by kind: Chromium's `--type` (a utility with its
- * service, `utility:network`), else the executable's name; `crashpad` are the crash handlers
- * found outside the tree.
+ * A process's kind: Chromium's `--type` (a utility with its service, `utility:network`), else
+ * the executable's name; null when it is gone. The crash handlers, outside the tree, are
+ * counted as `crashpad` by the caller.
  */
-function processKinds(rootPid: number, crashpad: number): Pick<Reading, 'kinds' | 'renderers'> {
-  const counts = new Map<string, number>();
-  for (const p of processTree(rootPid)) {
-    if (p.state === 'Z') continue;
-    let args: string[];
-    try {
-      // Chromium rewrites its command line as one space-separated title.
-      args = readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').split(/[\0 ]+/);
-    } catch {
-      continue;
-    }
-    const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-    const type = flag('type');
-    const service = flag('utility-sub-type')?.split('.')[0];
-    const kind = type
-      ? `${type}${type === 'utility' && service ? `:${service}` : ''}`
-      : path.basename(args[0] ?? '?');
-    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+function processKind(pid: number): string | null {
+  let args: string[];
+  try {
+    // Chromium rewrites its command line as one space-separated title.
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]+/);
+  } catch {
+    return null;
   }
-  if (crashpad > 0) counts.set('crashpad', crashpad);
-  const kinds = [...counts]
-    .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
-    .map(([kind, n]) => `${kind} ${n}`)
-    .join(', ');
-  return { kinds, renderers: counts.get('renderer') ?? 0 };
+  const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const type = flag('type');
+  const service = flag('utility-sub-type')?.split('.')[0];
+  if (!type) return path.basename(args[0] ?? '?');
+  return type === 'utility' && service ? `utility:${service}` : type;
 }
 
 function isDescendant(pid: number, ancestor: number): boolean {
@@ -226,15 +227,19 @@ async function steadyReading(read: () => Reading): Promise<Reading> {
   return readings[2] as Reading;
 }
 
-/** REST_MS without a capture, then until the process count holds still, then steadyReading. */
-async function readingAtRest(read: () => Reading): Promise<Reading> {
+/**
+ * REST_MS without a capture, then until `rootPid`'s process count holds still (counted from
+ * status files alone, not the PSS), then steadyReading.
+ */
+async function readingAtRest(rootPid: number, read: () => Reading): Promise<Reading> {
   await sleep(REST_MS);
   const deadline = performance.now() + REST_CAP_MS;
-  let processes = read().processes;
+  const count = () => treeUsage(rootPid).processes;
+  let processes = count();
   let stillSince = performance.now();
   while (performance.now() - stillSince < SETTLED_MS && performance.now() < deadline) {
     await sleep(500);
-    const now = read().processes;
+    const now = count();
     if (now !== processes) {
       processes = now;
       stillSince = performance.now();
@@ -375,7 +380,7 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       backToBack.push(round(performance.now() - t0));
     }
     const pid = node.pid;
-    const atRest = await readingAtRest(() => readPss(pid, pid));
+    const atRest = await readingAtRest(pid, () => readPss(pid, pid));
     log(`service at rest: ${restReading(atRest)}`);
     const t0 = performance.now();
     await capture(realistic('after-rest')(0), 0);
@@ -413,14 +418,14 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
         );
         if (done + soakStep === soakCaptures / 2) {
           const restStarted = performance.now();
-          restHalfway = await readingAtRest(() => readPss(pid, pid));
+          restHalfway = await readingAtRest(pid, () => readPss(pid, pid));
           restedMs = performance.now() - restStarted;
           log(`soak halfway, at rest: ${restReading(restHalfway)}`);
         }
       }
       // The captures' time, without the rest halfway (the rest at the end comes after it).
       const elapsedMs = round(performance.now() - started - restedMs);
-      const restEnd = await readingAtRest(() => readPss(pid, pid));
+      const restEnd = await readingAtRest(pid, () => readPss(pid, pid));
       log(`soak end, at rest: ${restReading(restEnd)}`);
       if (!restHalfway) throw new Error('the soak took no reading halfway');
       // Medians of the halves: a leak raises the level for good, while one reading taken as
@@ -448,7 +453,6 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
         chromiumRestGrowthPercent: round(
           (restEnd.chromiumPssMiB / restHalfway.chromiumPssMiB - 1) * 100,
         ),
-        restProcessGrowth: restEnd.processes - restHalfway.processes,
         restRendererGrowth: restEnd.renderers - restHalfway.renderers,
       };
       log(
@@ -508,7 +512,7 @@ async function runBaseline(
       }
     });
     const pid = browser.process()?.pid as number;
-    const atRest = await readingAtRest(() => readPss(pid, null));
+    const atRest = await readingAtRest(pid, () => readPss(pid, null));
     return { atRest, captures: count, elapsedMs: run.elapsedMs };
   } finally {
     await browser.close();

@@ -29,7 +29,7 @@ import { type ApiResult, runApiBench } from './api.ts';
 import { type AsyncNodesResult, runAsyncBench } from './async.ts';
 import { captureMarkdown, runCaptureBench } from './capture.ts';
 import { runClusterBench } from './cluster.ts';
-import { type MemoryResult, runMemoryBench } from './memory.ts';
+import { type MemoryResult, runMemoryBench, SOAK_CHECKPOINTS } from './memory.ts';
 import { runStartBench, type StartResult } from './start.ts';
 import type { Target } from './stats.ts';
 
@@ -78,8 +78,10 @@ function parseArgs(argv: string[]): { quick: boolean; soakCaptures?: number; par
     }
   }
   const soak = value('soak');
-  if (soak !== null && !/^[1-9][0-9]*0$/.test(soak)) {
-    throw new Error(`--soak must be a number of captures, a multiple of 10 (not "${soak}")`);
+  if (soak !== null && !(/^[1-9][0-9]*$/.test(soak) && Number(soak) % SOAK_CHECKPOINTS === 0)) {
+    throw new Error(
+      `--soak must be a number of captures, a multiple of ${SOAK_CHECKPOINTS} (not "${soak}")`,
+    );
   }
   return {
     quick: argv.includes('--quick'),
@@ -175,7 +177,7 @@ function memoryRows(result: MemoryResult): Row[] {
   if (soak) {
     rows.push({
       benchmark: `memory soak (${soak.captures} captures, ${soak.page} page)`,
-      variant: `service, concurrency 4, PSS every ${soak.captures / 10}`,
+      variant: `service, concurrency 4, PSS every ${soak.captures / SOAK_CHECKPOINTS}`,
       throughput: `${fmt((soak.captures / soak.elapsedMs) * 1000, 2)} captures/s`,
       p50: '-',
       tail: '-',
