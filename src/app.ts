@@ -41,6 +41,7 @@ import { registerSignUp } from './http/routes/sign-up.ts';
 import { registerWebhookDeliveries } from './http/routes/webhook-deliveries.ts';
 import { registerWebhookSecret } from './http/routes/webhook-secret.ts';
 import { ErrorBody } from './http/schemas.ts';
+import { buildSerializer } from './http/serialization.ts';
 import type { App, HttpDeps, RouteDeps } from './http/types.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerWeb } from './http/web.ts';
@@ -91,6 +92,7 @@ export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     ajv: { customOptions: { coerceTypes: false } },
+    schemaController: { compilersFactory: { buildSerializer } },
   };
   const app = Fastify(fastifyOptions).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { AppError } from '../domain/errors.ts';
@@ -20,9 +20,28 @@ const base: Options = {
 const strictAjv = addFormats(new Ajv({ ...base, coerceTypes: false }));
 const coercingAjv = addFormats(new Ajv({ ...base, coerceTypes: true }));
 
+/**
+ * A check compiled on its first use. Compiling every route's schemas when the routes are
+ * registered was a fifth of a start's work on the main thread (docs/deployment.md,
+ * "Start-up"); most routes are not called in a node's first seconds, and a compiled check is
+ * kept for good. Fastify reads `errors` off the function it was given after a failed check.
+ */
+function compiledOnFirstUse(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown) => {
+    compiled ??= compile();
+    const valid = compiled(data);
+    validate.errors = compiled.errors;
+    return valid;
+  }) as ValidateFunction;
+  return validate;
+}
+
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const ajv = httpPart === 'body' ? strictAjv : coercingAjv;
-  return ajv.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  return compiledOnFirstUse(() => ajv.compile(schema as object)) as ReturnType<
+    FastifySchemaCompiler<unknown>
+  >;
 };
 
 const TYPE_WORDS: Record<string, string> = {
@@ -88,7 +107,7 @@ export function describeValidationError(error: ErrorObject, part: string): strin
  * the capture body): the first problem as the same 400 a body would get.
  */
 export function bodyChecker(schema: object): (value: unknown) => void {
-  const validate = strictAjv.compile(schema);
+  const validate = compiledOnFirstUse(() => strictAjv.compile(schema));
   return (value) => {
     if (validate(value)) return;
     const first = validate.errors?.[0];
