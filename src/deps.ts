@@ -17,7 +17,6 @@ import { loadServerSecret } from './adapters/db/server-secret.ts';
 import { createMemoryRevocations } from './adapters/events/memory-revocations.ts';
 import { createPostgresRevocations } from './adapters/events/postgres-revocations.ts';
 import { createRedisRevocations } from './adapters/events/redis-revocations.ts';
-import { createBullMqJobQueue } from './adapters/jobs/bullmq-queue.ts';
 import { createDbJobQueue, workerName } from './adapters/jobs/db-queue.ts';
 import { startPump } from './adapters/jobs/pump.ts';
 import { createMemoryCounters } from './adapters/limits/memory.ts';
@@ -26,7 +25,7 @@ import { createRedisCounters } from './adapters/limits/redis.ts';
 import { createMemoryRenderLocks } from './adapters/locks/memory.ts';
 import { createRedisRenderLocks } from './adapters/locks/redis.ts';
 import { Metrics } from './adapters/metrics/metrics.ts';
-import { connectRedis, type RedisClients } from './adapters/redis/connect.ts';
+import type { RedisClients } from './adapters/redis/connect.ts';
 import { createStorage } from './adapters/storage/index.ts';
 import { createProxyWebhookSender } from './adapters/webhooks/proxy-sender.ts';
 import { type BrowserDeps, buildBrowser } from './browser-deps.ts';
@@ -170,7 +169,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       publicUrl: config.server.publicUrl.origin,
       renderTimeoutMs: config.render.timeoutMs,
     };
-    const jobs = buildJobs(config, capture, {
+    const jobs = await buildJobs(config, capture, {
       webhookPolicy: options.browser?.webhookPolicy ?? webhookPolicy,
       backoffMs: options.webhookBackoffMs ?? BOUNDS.jobs.webhookBackoffMs,
       logger,
@@ -255,6 +254,8 @@ async function chooseSharedState(
   const prefix = config.redisPrefix;
   let redis: RedisClients | null = null;
   if (config.redisUrl) {
+    // Loaded only when configured (ioredis and its dependencies take a while to load).
+    const { connectRedis } = await import('./adapters/redis/connect.ts');
     const clients = connectRedis(config.redisUrl);
     redis = clients;
     closers.push(() => clients.close());
@@ -346,7 +347,7 @@ async function buildBilling(
  * (the database's own), this node's workers and the webhook deliverer. Workers and deliverer
  * run on every node with ASYNC_WORKERS above 0.
  */
-function buildJobs(
+async function buildJobs(
   config: Config,
   capture: CaptureContext,
   options: {
@@ -354,7 +355,7 @@ function buildJobs(
     backoffMs: readonly number[];
     logger: JobLogger | undefined;
   },
-): { ctx: JobContext; close(): Promise<void> } {
+): Promise<{ ctx: JobContext; close(): Promise<void> }> {
   const owner = workerName();
   const leaseMs = config.jobs.leaseMs;
   const sender = createProxyWebhookSender(options.webhookPolicy);
@@ -381,8 +382,9 @@ function buildJobs(
   const run = (job: CaptureJob) =>
     runJob(ctx, job, { owner, leaseMs }).finally(() => deliverer.wake());
   const { store, clock } = capture;
+  // BullMQ (and ioredis) are loaded only with Redis configured.
   const queue = config.redisUrl
-    ? createBullMqJobQueue({
+    ? (await import('./adapters/jobs/bullmq-queue.ts')).createBullMqJobQueue({
         redisUrl: config.redisUrl,
         prefix: config.redisPrefix,
         concurrency: config.jobs.workers,

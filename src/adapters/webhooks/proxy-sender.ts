@@ -1,4 +1,4 @@
-import { ProxyAgent, request } from 'undici';
+import type { ProxyAgent, request } from 'undici';
 import type { WebhookSender } from '../../domain/jobs/ports.ts';
 import type { EgressPolicy } from '../browser/egress/policy.ts';
 import { type EgressProxy, startEgressProxy } from '../browser/egress/proxy.ts';
@@ -11,15 +11,20 @@ const BODY_KEPT = 1024;
  * page's connections (docs/egress.md): the host is resolved once and the proxy connects to
  * the checked address, so a name that turned private since the job was queued, or a
  * redirect, reaches nothing. undici's ProxyAgent does the proxying (CONNECT tunnels). The
- * proxy starts on the first delivery.
+ * proxy starts, and undici is loaded, on the first delivery: a node that sends none (most
+ * starts, every SQLite node without webhooks) never pays for either.
  */
 export function createProxyWebhookSender(policy: EgressPolicy): WebhookSender & {
   close(): Promise<void>;
 } {
-  let started: Promise<{ proxy: EgressProxy; agent: ProxyAgent }> | null = null;
+  let started: Promise<{ proxy: EgressProxy; agent: ProxyAgent; request: typeof request }> | null =
+    null;
   const start = () => {
-    started ??= startEgressProxy({ policy }).then(
-      (proxy) => ({ proxy, agent: new ProxyAgent({ uri: proxy.url }) }),
+    started ??= import('undici').then(
+      async (undici) => {
+        const proxy = await startEgressProxy({ policy });
+        return { proxy, agent: new undici.ProxyAgent({ uri: proxy.url }), request: undici.request };
+      },
       (err: unknown) => {
         started = null; // the next delivery tries to start it again
         throw err;
@@ -29,7 +34,7 @@ export function createProxyWebhookSender(policy: EgressPolicy): WebhookSender & 
   };
   return {
     async send({ url, headers, body, timeoutMs }) {
-      const { agent } = await start();
+      const { agent, request } = await start();
       const res = await request(url, {
         method: 'POST',
         headers,
