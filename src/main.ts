@@ -8,8 +8,8 @@ import type { AppDeps } from './deps.ts';
  * load config -> start Chromium -> load the rest -> build dependencies -> build app -> start
  * the jobs -> listen; graceful shutdown.
  *
- * Chromium is launched first, before the service's own modules are even loaded: loading them,
- * migrating and building the app take about as long as Chromium's start, and run meanwhile
+ * Chromium's start is asked for first; its launch goes on as soon as module loading leaves the
+ * event loop free, and the browser boots while the database is migrated and the app built
  * (docs/deployment.md, "Start-up"). /readyz answers 503 until the browser is up. The modules'
  * compiled code (type stripping included) is cached under DATA_DIR for the next start.
  */
