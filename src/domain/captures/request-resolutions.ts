@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { deepFreeze } from '../../lib/deep-freeze.ts';
 import type { Plan } from '../plans.ts';
 import { type CaptureInput, cacheKeyFor, resolveCaptureOptions } from './capture-options.ts';
 import type { TargetGuard } from './ports.ts';
@@ -105,12 +106,4 @@ export class RequestResolutions {
       cacheKey: cacheKeyFor(cacheOwner, { ...render, cacheTtlMs }),
     };
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
-  }
-  return value;
 }
