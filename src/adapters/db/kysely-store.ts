@@ -13,11 +13,13 @@ import type {
   User,
   UserStore,
 } from '../../domain/store.ts';
+import { deepFreeze } from '../../lib/deep-freeze.ts';
 import { billingStore } from './billing-store.ts';
 import type { DialectName, PreparedStatements } from './connect.ts';
 import { jobStore, webhookStore } from './job-store.ts';
 import { lockUser } from './lock-user.ts';
 import type { DirectSqlite } from './node-sqlite.ts';
+import { type RememberedRows, rememberedRows } from './remembered-rows.ts';
 import type { ApiKeysTable, Database, ScreenshotsTable, UsersTable } from './schema.ts';
 
 /**
@@ -115,6 +117,36 @@ type CachedForKeyRow = { key_active: number } & {
   [K in keyof Selectable<ScreenshotsTable>]: unknown;
 };
 
+/** What a cache lookup for a key's request finds (findCachedForKey's answer). */
+type CachedLookupResult = Awaited<ReturnType<ScreenshotStore['findCachedForKey']>>;
+
+const CACHED_FOR_KEY = `SELECT s.*, k.active AS key_active
+  FROM (SELECT COUNT(*) AS active FROM api_keys WHERE id = ? AND revoked_at IS NULL) k
+  LEFT JOIN (SELECT * FROM screenshots
+              WHERE cache_key = ? AND created_at >= ? AND expires_at > ?
+              ORDER BY created_at DESC, id DESC LIMIT 1) s ON 1 = 1`;
+/** The same for the newest record of the cache key, whatever its age (what SQLite remembers). */
+const NEWEST_FOR_KEY = `SELECT s.*, k.active AS key_active
+  FROM (SELECT COUNT(*) AS active FROM api_keys WHERE id = ? AND revoked_at IS NULL) k
+  LEFT JOIN (SELECT * FROM screenshots WHERE cache_key = ?
+              ORDER BY created_at DESC, id DESC LIMIT 1) s ON 1 = 1`;
+
+const lookupOf = (row: CachedForKeyRow | undefined): CachedLookupResult => ({
+  record:
+    row && row.id !== null ? toScreenshot(row as unknown as Selectable<ScreenshotsTable>) : null,
+  keyActive: Number(row?.key_active ?? 0) > 0,
+});
+
+/** About how many characters a remembered lookup holds (its record's text). */
+function lookupChars({ record }: CachedLookupResult): number {
+  if (record === null) return 64;
+  const m = record.metadata;
+  const text = m
+    ? [m.title, m.description, m.final_url, m.og.title, m.og.description, m.og.image, m.icon_url]
+    : [];
+  return 256 + record.url.length + text.reduce((n, t) => n + (t?.length ?? 0), 0);
+}
+
 /** A key's row with its account's, as the hot-path lookups read them. */
 type KeyWithOwner = Selectable<ApiKeysTable> & {
   email: string;
@@ -124,6 +156,8 @@ type KeyWithOwner = Selectable<ApiKeysTable> & {
 const KEY_WITH_OWNER = `k.id, k.user_id, k.name, k.prefix, k.key_hash, k.created_at,
   k.last_used_at, k.revoked_at, k.signing_nonce, u.email, u.plan,
   u.created_at AS user_created_at`;
+const KEY_BY_HASH = `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
+  WHERE k.key_hash = ? AND k.revoked_at IS NULL`;
 const ownerOf = (row: KeyWithOwner): User =>
   toUser({ id: row.user_id, email: row.email, plan: row.plan, created_at: row.user_created_at });
 
@@ -225,8 +259,22 @@ function sessionStore(db: Kysely<Database>): SessionStore {
   };
 }
 
+/** Active keys a SQLite node remembers (remembered-rows.ts), a few hundred bytes each. */
+const REMEMBERED_KEYS = 10_000;
+/** Cache lookups a SQLite node remembers, and the characters of their records' text. */
+const REMEMBERED_LOOKUPS = 10_000;
+const REMEMBERED_LOOKUP_CHARS = 4_000_000;
+
+type FoundKey = NonNullable<Awaited<ReturnType<KeyStore['findActiveByHash']>>>;
+
 function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): KeyStore {
   const raw = rawRunner(db, dialect, hot);
+  const direct = hot.direct ?? null;
+  const remembered: RememberedRows<FoundKey> | null = direct
+    ? rememberedRows(direct, { max: REMEMBERED_KEYS })
+    : null;
+  const found = (row: KeyWithOwner | undefined): FoundKey | null =>
+    row ? { key: toKey(row), keyHash: row.key_hash, user: ownerOf(row) } : null;
   const byHash = turnBatcher<string, KeyWithOwner | undefined>(hot, async (hashes) => {
     const rows = await raw<KeyWithOwner>(
       `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
@@ -286,14 +334,13 @@ function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): Key
       return Number(res.numUpdatedRows) > 0;
     },
     async findActiveByHash(keyHash) {
-      const [row] = byHash
-        ? [await byHash.load(keyHash)]
-        : await raw<KeyWithOwner>(
-            `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
-                WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
-            [keyHash],
-          );
-      return row ? { key: toKey(row), keyHash: row.key_hash, user: ownerOf(row) } : null;
+      if (byHash) return found(await byHash.load(keyHash));
+      if (remembered && direct?.available()) {
+        return remembered.get(keyHash, () =>
+          deepFreeze(found(direct.all<KeyWithOwner>(KEY_BY_HASH, [keyHash])[0])),
+        );
+      }
+      return found((await raw<KeyWithOwner>(KEY_BY_HASH, [keyHash]))[0]);
     },
     async findActiveById(keyId) {
       const [row] = await raw<KeyWithOwner>(
@@ -620,6 +667,13 @@ function screenshotStore(
   hot: HotPath,
 ): ScreenshotStore {
   const raw = rawRunner(db, dialect, hot);
+  const direct = hot.direct ?? null;
+  const remembered: RememberedRows<CachedLookupResult> | null = direct
+    ? rememberedRows(direct, {
+        max: REMEMBERED_LOOKUPS,
+        sized: { maxSize: REMEMBERED_LOOKUP_CHARS, size: lookupChars },
+      })
+    : null;
   const cachedForKey = turnBatcher<CachedLookup, CachedForKeyRow | undefined>(
     hot,
     async (lookups) => {
@@ -682,27 +736,24 @@ function screenshotStore(
       return row ? toScreenshot(row) : null;
     },
     async findCachedForKey(cacheKey, since, now, keyId) {
+      if (remembered && direct?.available()) {
+        const newest = remembered.get(`${keyId} ${cacheKey}`, () =>
+          deepFreeze(lookupOf(direct.all<CachedForKeyRow>(NEWEST_FOR_KEY, [keyId, cacheKey])[0])),
+        ) as CachedLookupResult;
+        const { record, keyActive } = newest;
+        // The newest record is the query's answer whenever it is in the window and unexpired
+        // (no older one is newer); older than the window, none is in it. Only when it has
+        // expired could an older one, kept longer, still count: the query decides then.
+        // The key's state comes with it either way, as from the query.
+        if (record === null || record.createdAt < since) return { record: null, keyActive };
+        if (record.expiresAt > now) return newest;
+      }
       // One row whatever the cache holds: the key's state, and the record or nulls.
-      const row = cachedForKey
-        ? await cachedForKey.load({ cacheKey, since, now, keyId })
-        : (
-            await raw<CachedForKeyRow>(
-              `SELECT s.*, k.active AS key_active
-                 FROM (SELECT COUNT(*) AS active FROM api_keys
-                        WHERE id = ? AND revoked_at IS NULL) k
-                 LEFT JOIN (SELECT * FROM screenshots
-                             WHERE cache_key = ? AND created_at >= ? AND expires_at > ?
-                             ORDER BY created_at DESC, id DESC LIMIT 1) s ON 1 = 1`,
-              [keyId, cacheKey, since, now],
-            )
-          )[0];
-      return {
-        record:
-          row && row.id !== null
-            ? toScreenshot(row as unknown as Selectable<ScreenshotsTable>)
-            : null,
-        keyActive: Number(row?.key_active ?? 0) > 0,
-      };
+      return lookupOf(
+        cachedForKey
+          ? await cachedForKey.load({ cacheKey, since, now, keyId })
+          : (await raw<CachedForKeyRow>(CACHED_FOR_KEY, [keyId, cacheKey, since, now]))[0],
+      );
     },
     async findByToken(token) {
       const row = await db

@@ -27,7 +27,19 @@ export interface DirectSqlite {
   run(sql: string, params: readonly unknown[]): number;
   /** `fn` in one transaction (BEGIN IMMEDIATE ... COMMIT; ROLLBACK when it throws). */
   transaction<T>(fn: () => T): T;
+  /**
+   * Changes whenever a row of `users`, `api_keys` or `screenshots` may have changed since the
+   * last call: a statement of this connection that names one of those tables and is no
+   * SELECT (when run, only if it changed rows), or a commit by any other connection (another
+   * process on the file, the operator CLI say: SQLite's `data_version`). What the store
+   * remembers of those rows between requests is valid while this stays the same.
+   */
+  version(): number;
 }
+
+/** The tables whose rows the store remembers between requests (kysely-store.ts). */
+const REMEMBERED_TABLES = /\b(users|api_keys|screenshots)\b/i;
+const SELECT = /^\s*select\b/i;
 
 export function openNodeSqlite(file: string, onQuery: () => void = () => {}): NodeSqlite {
   const db = new DatabaseSync(file);
@@ -37,19 +49,38 @@ export function openNodeSqlite(file: string, onQuery: () => void = () => {}): No
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA busy_timeout = 5000');
   db.exec('PRAGMA foreign_keys = ON');
+  let generation = 0;
+  let dataVersion: unknown = null;
+  const readDataVersion = db.prepare('PRAGMA data_version');
   // Statements are prepared once per SQL text; the adapter object is cached with them.
   const cache = new Map<string, { statement: StatementSync; adapter: SqliteStatement }>();
   const prepared = (sql: string) => {
     let cached = cache.get(sql);
     if (cached === undefined) {
       const statement: StatementSync = db.prepare(sql);
+      // Conservative: any statement that names a remembered table and is not a SELECT
+      // counts as a write to it (a read through all() or iterate() is a RETURNING).
+      const writesRemembered = !SELECT.test(sql) && REMEMBERED_TABLES.test(sql);
+      const wrote = () => {
+        if (writesRemembered) generation++;
+      };
       cached = {
         statement,
         adapter: {
           reader: statement.columns().length > 0,
-          all: (params) => statement.all(...bind(params)),
-          run: (params) => statement.run(...bind(params)),
-          iterate: (params) => statement.iterate(...bind(params)),
+          all: (params) => {
+            wrote();
+            return statement.all(...bind(params));
+          },
+          run: (params) => {
+            const result = statement.run(...bind(params));
+            if (Number(result.changes) > 0) wrote();
+            return result;
+          },
+          iterate: (params) => {
+            wrote();
+            return statement.iterate(...bind(params));
+          },
         },
       };
       if (cache.size > 500) cache.clear();
@@ -61,11 +92,19 @@ export function openNodeSqlite(file: string, onQuery: () => void = () => {}): No
     available: () => db.isOpen && !db.isTransaction,
     all<R>(sql: string, params: readonly unknown[]): R[] {
       onQuery();
-      return prepared(sql).statement.all(...bind(params)) as R[];
+      return prepared(sql).adapter.all(params) as R[];
     },
     run(sql, params) {
       onQuery();
-      return Number(prepared(sql).statement.run(...bind(params)).changes);
+      return Number(prepared(sql).adapter.run(params).changes);
+    },
+    version() {
+      const { data_version } = readDataVersion.get() as { data_version: number };
+      if (data_version !== dataVersion) {
+        dataVersion = data_version;
+        generation++;
+      }
+      return generation;
     },
     transaction(fn) {
       db.exec('BEGIN IMMEDIATE');
