@@ -106,6 +106,31 @@ describe('remembered rows [sqlite]', () => {
     assert.notEqual(direct.version(), afterOwn, 'a commit by another connection');
   });
 
+  it('has no trigger, view or foreign key that changes remembered rows unnamed', () => {
+    // The version moves with statements that name users, api_keys or screenshots. A trigger, a
+    // view, or a foreign key into api_keys or screenshots (a cascade started from another
+    // table) would change their rows without naming them: the schema must have none.
+    const hidden = outside
+      .prepare("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view')")
+      .all();
+    assert.deepEqual(hidden, []);
+    const tables = outside
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .all() as Array<{ name: string }>;
+    assert.ok(tables.length > 5, 'the schema is there');
+    let intoUsers = 0;
+    for (const { name } of tables) {
+      const keys = outside.prepare(`PRAGMA foreign_key_list("${name}")`).all() as Array<{
+        table: string;
+      }>;
+      for (const key of keys) {
+        assert.ok(!['api_keys', 'screenshots'].includes(key.table), `${name} -> ${key.table}`);
+        if (key.table === 'users') intoUsers++;
+      }
+    }
+    assert.ok(intoUsers > 3, 'the foreign keys are read (into users: started by naming it)');
+  });
+
   it('answers a key from memory only while nothing has changed it', async () => {
     const { user, key, keyHash } = await account();
     const first = await store.keys.findActiveByHash(keyHash);

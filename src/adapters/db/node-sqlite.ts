@@ -59,7 +59,8 @@ export function openNodeSqlite(file: string, onQuery: () => void = () => {}): No
     if (cached === undefined) {
       const statement: StatementSync = db.prepare(sql);
       // Conservative: any statement that names a remembered table and is not a SELECT
-      // counts as a write to it (a read through all() or iterate() is a RETURNING).
+      // counts as a write to it (a read through all() or iterate() is a RETURNING), and
+      // the version moves once it has run, whether it succeeded or not.
       const writesRemembered = !SELECT.test(sql) && REMEMBERED_TABLES.test(sql);
       const wrote = () => {
         if (writesRemembered) generation++;
@@ -69,18 +70,26 @@ export function openNodeSqlite(file: string, onQuery: () => void = () => {}): No
         adapter: {
           reader: statement.columns().length > 0,
           all: (params) => {
-            wrote();
-            return statement.all(...bind(params));
+            try {
+              return statement.all(...bind(params));
+            } finally {
+              wrote();
+            }
           },
           run: (params) => {
-            const result = statement.run(...bind(params));
-            if (Number(result.changes) > 0) wrote();
-            return result;
+            let changes = 1;
+            try {
+              const result = statement.run(...bind(params));
+              changes = Number(result.changes);
+              return result;
+            } finally {
+              if (changes > 0) wrote();
+            }
           },
-          iterate: (params) => {
-            wrote();
-            return statement.iterate(...bind(params));
-          },
+          iterate: (params) =>
+            writesRemembered
+              ? wroteWhileIterating(statement.iterate(...bind(params)), wrote)
+              : statement.iterate(...bind(params)),
         },
       };
       if (cache.size > 500) cache.clear();
@@ -130,6 +139,24 @@ export function openNodeSqlite(file: string, onQuery: () => void = () => {}): No
       if (db.isOpen) db.close();
     },
   };
+}
+
+/**
+ * A writing statement's rows, read lazily: it changes rows as they are pulled, so the version
+ * moves after each pull and when the iteration ends, not only before it starts.
+ */
+function* wroteWhileIterating<T>(rows: Iterator<T>, wrote: () => void): Generator<T> {
+  try {
+    for (;;) {
+      const next = rows.next();
+      wrote();
+      if (next.done) return;
+      yield next.value;
+    }
+  } finally {
+    rows.return?.();
+    wrote();
+  }
 }
 
 function bind(params: ReadonlyArray<unknown>): SQLInputValue[] {
