@@ -2,12 +2,12 @@ import { LRUCache } from 'lru-cache';
 import type { DirectSqlite } from './node-sqlite.ts';
 
 /**
- * Rows a SQLite node keeps between requests (ARCHITECTURE.md, "Hot path"), each with the
- * connection's version (`DirectSqlite.version`) when it was read. An entry is used only while
- * that version holds, that is while no statement of this connection has written to the
- * remembered tables and no other connection has committed anything: what `read` returns here
- * is what it would read now. Only the node's one connection writes through it, so the check is
- * as strong as the read; PostgreSQL nodes (several writers) remember nothing.
+ * Rows a SQLite node keeps between requests (ARCHITECTURE.md, "Remembered rows"), each with
+ * the connection's version (`DirectSqlite.version`) when it was read. An entry is used only
+ * while that version holds: no statement of this connection has written to the remembered
+ * tables (the connection sees every statement it runs) and no other connection has committed
+ * anything (SQLite's `data_version`). So what `get` answers is what `read` would read now.
+ * PostgreSQL nodes, whose database other nodes write to unseen, remember nothing.
  */
 export interface RememberedRows<V> {
   /**
