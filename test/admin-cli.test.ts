@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
+import { createKey, signUp, startApp } from './helpers/app.ts';
 import { longDataDir, removeDataDir } from './helpers/data-dir.ts';
 
 const CLI = path.resolve(import.meta.dirname, '..', 'src', 'cli', 'admin.ts');
@@ -53,5 +54,34 @@ test('the operator CLI creates a user, changes the plan and shows usage', async 
     assert.match(empty.stderr, /no password on stdin/);
   } finally {
     await removeDataDir(dir);
+  }
+});
+
+test('a running SQLite node answers with the plan the operator CLI just set', async () => {
+  // The CLI is another process on the database file: the node, which remembers key rows
+  // between requests (ARCHITECTURE.md, "Remembered rows"), must see its commits at once.
+  const t = await startApp({ db: 'sqlite' });
+  try {
+    const u = await signUp(t);
+    const { key } = await createKey(t, u.cookie);
+    const usage = async () => {
+      const res = await t.fetch('/v1/usage', { headers: { 'x-api-key': key } });
+      return { status: res.status, body: (await res.json()) as { plan?: string } };
+    };
+    assert.equal((await usage()).body.plan, 'free');
+    assert.equal((await usage()).body.plan, 'free', 'asked again: the remembered row');
+    const set = spawnSync(
+      process.execPath,
+      [CLI, 'set-plan', '--email', u.email, '--plan', 'pro'],
+      {
+        env: { PATH: process.env.PATH ?? '', DATA_DIR: t.dataDir },
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
+    assert.equal(set.status, 0, set.stderr);
+    assert.equal((await usage()).body.plan, 'pro', 'the very next request');
+  } finally {
+    await t.close();
   }
 });
