@@ -33,6 +33,7 @@ import {
   processesMentioning,
   processTree,
   pssOf,
+  readCmdline,
   treeUsage,
 } from '../src/adapters/browser/proc.ts';
 import { freePort, PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
@@ -189,13 +190,10 @@ export function readPss(rootPid: number, node: number | null): Reading {
  * counted as `crashpad` by the caller.
  */
 function processKind(pid: number): string | null {
-  let args: string[];
-  try {
-    // Chromium rewrites its command line as one space-separated title.
-    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split(/[\0 ]+/);
-  } catch {
-    return null;
-  }
+  // Chromium rewrites its command line as one space-separated title.
+  const line = readCmdline(pid);
+  if (line === '') return null;
+  const args = line.split(/ +/);
   const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
   const type = flag('type');
   const service = flag('utility-sub-type')?.split('.')[0];

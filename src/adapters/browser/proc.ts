@@ -91,7 +91,8 @@ export function processTree(
   return out;
 }
 
-function readCmdline(pid: number): string {
+/** A process's command line, arguments joined by spaces; '' when it is gone (or a zombie). */
+export function readCmdline(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
   } catch {
