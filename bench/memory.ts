@@ -31,9 +31,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
   processesMentioning,
+  processKind,
   processTree,
   pssOf,
-  readCmdline,
   treeUsage,
 } from '../src/adapters/browser/proc.ts';
 import { freePort, PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
@@ -182,23 +182,6 @@ export function readPss(rootPid: number, node: number | null): Reading {
     nodePssMiB: mib(nodePss),
     chromiumPssMiB: mib(total - nodePss),
   };
-}
-
-/**
- * A process's kind: Chromium's `--type` (a utility with its service, `utility:network`), else
- * the executable's name; null when it is gone. The crash handlers, outside the tree, are
- * counted as `crashpad` by the caller.
- */
-function processKind(pid: number): string | null {
-  // Chromium rewrites its command line as one space-separated title.
-  const line = readCmdline(pid);
-  if (line === '') return null;
-  const args = line.split(/ +/);
-  const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
-  const type = flag('type');
-  const service = flag('utility-sub-type')?.split('.')[0];
-  if (!type) return path.basename(args[0] ?? '?');
-  return type === 'utility' && service ? `utility:${service}` : type;
 }
 
 function isDescendant(pid: number, ancestor: number): boolean {

@@ -3,6 +3,7 @@
  * and how to end all of it. Everything here tolerates processes vanishing mid-scan.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface ProcInfo {
@@ -13,6 +14,10 @@ export interface ProcInfo {
   state: string;
   /** Start time in clock ticks since boot: with the pid, names one process (pids are reused). */
   startTime: string;
+  /** CPU time used (user + system), in clock ticks (USER_HZ, 100 a second on Linux). */
+  cpuTicks: number;
+  /** CPU time of its children that exited and were waited for, in clock ticks. */
+  exitedChildrenCpuTicks: number;
 }
 
 /** Parses /proc/PID/stat; the command name may contain spaces and parentheses. */
@@ -32,6 +37,8 @@ function readStat(pid: number): ProcInfo | null {
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
     startTime: fields[19] ?? '',
+    cpuTicks: Number(fields[11]) + Number(fields[12]),
+    exitedChildrenCpuTicks: Number(fields[13]) + Number(fields[14]),
   };
 }
 
@@ -98,6 +105,23 @@ export function readCmdline(pid: number): string {
   } catch {
     return '';
   }
+}
+
+/**
+ * What a Chromium process is: its `--type` (`renderer`, `zygote`, `gpu-process`), a utility
+ * by its service (`utility:network`), else its program's name (`chromium` for the browser
+ * process itself); null when it is gone.
+ */
+export function processKind(pid: number): string | null {
+  // Chromium rewrites its command line as one space-separated title.
+  const line = readCmdline(pid);
+  if (line === '') return null;
+  const args = line.split(/ +/);
+  const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
+  const type = flag('type');
+  const service = flag('utility-sub-type')?.split('.')[0];
+  if (!type) return path.basename(args[0] ?? '?');
+  return type === 'utility' && service ? `utility:${service}` : type;
 }
 
 /** Live processes whose command line mentions `needle` (zombies have no command line). */

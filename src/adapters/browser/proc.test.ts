@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { listProcesses, processKind } from './proc.ts';
+
+const self = () => {
+  const me = listProcesses().find((p) => p.pid === process.pid);
+  assert.ok(me, 'this process is listed');
+  return me;
+};
+
+/** A child Node process with `args` after `--` on its command line, idle until killed. */
+function idleChild(args: string[]) {
+  return spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', ...args], {
+    stdio: 'ignore',
+  });
+}
+
+describe('processKind', () => {
+  it("names a process without --type by its program's name", () => {
+    assert.equal(processKind(process.pid), path.basename(process.execPath));
+  });
+
+  it('reads --type, and a utility by its service', async () => {
+    const children = [
+      idleChild(['--type=renderer', '--lang=en-US']),
+      idleChild(['--type=utility', '--utility-sub-type=network.mojom.NetworkService']),
+    ];
+    try {
+      await Promise.all(children.map((c) => once(c, 'spawn')));
+      const [renderer, utility] = children.map((c) => c.pid as number);
+      assert.equal(processKind(renderer as number), 'renderer');
+      assert.equal(processKind(utility as number), 'utility:network');
+    } finally {
+      for (const c of children) c.kill('SIGKILL');
+    }
+  });
+
+  it('is null for a process that is gone', async () => {
+    const child = idleChild([]);
+    await once(child, 'spawn');
+    const pid = child.pid as number;
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    assert.equal(processKind(pid), null);
+  });
+});
+
+describe('listProcesses: CPU time', () => {
+  it("counts this process's own CPU time", () => {
+    const before = self().cpuTicks;
+    const start = process.cpuUsage();
+    // Busy until this process has used 300 ms of CPU, however slow the machine.
+    while (process.cpuUsage(start).user < 300_000) {}
+    const gained = self().cpuTicks - before;
+    assert.ok(gained >= 20, `gained ${gained} ticks, expected about 30`);
+  });
+
+  it("counts an exited child's CPU time as its children's, once it is reaped", async () => {
+    const before = self().exitedChildrenCpuTicks;
+    const child = spawn(
+      process.execPath,
+      ['-e', 'const s = process.cpuUsage(); while (process.cpuUsage(s).user < 300000) {}'],
+      { stdio: 'ignore' },
+    );
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 0);
+    const gained = self().exitedChildrenCpuTicks - before;
+    assert.ok(gained >= 20, `gained ${gained} ticks, expected at least 30`);
+  });
+});
