@@ -37,7 +37,13 @@ import { createBrowserRenderer } from '../src/adapters/browser/browser-renderer.
 import { createEgress } from '../src/adapters/browser/egress/guard.ts';
 import { encoderSettings } from '../src/adapters/browser/encoding.ts';
 import { findChromium } from '../src/adapters/browser/find-chromium.ts';
-import { processesMentioning, type TreeUsage, treeUsage } from '../src/adapters/browser/proc.ts';
+import {
+  processesMentioning,
+  processKind,
+  processTree,
+  type TreeUsage,
+  treeUsage,
+} from '../src/adapters/browser/proc.ts';
 import { resolveCaptureOptions } from '../src/domain/captures/capture-options.ts';
 import type { ImageFormat, Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
 import { DEFAULT_PLANS } from '../src/domain/plans.ts';
@@ -121,6 +127,57 @@ export interface Stats {
 interface Run {
   latencies: number[];
   elapsedMs: number;
+  /** CPU time the run took, by part (ms), when its browser could be read before and after. */
+  cpu?: CpuParts;
+}
+
+const CPU_PARTS = ['node', 'browser', 'gpu', 'network', 'renderers'] as const;
+type CpuPart = (typeof CPU_PARTS)[number];
+/**
+ * CPU time in ms: `node` is this process (the renderer's Node side, the puppeteer clients and
+ * the fixture servers, the same for every mode), the rest one browser's process tree.
+ */
+type CpuParts = Record<CpuPart, number>;
+/** Linux reports CPU time in clock ticks of USER_HZ, 100 a second. */
+const TICK_MS = 10;
+
+/**
+ * CPU time of a browser's tree so far, by part. `renderers` is everything else: the renderer
+ * processes, live and exited (an exited process's time moves to its parent's children's time
+ * once reaped, so only the sum of the parts that hold them is steady), the zygotes, other
+ * utilities.
+ */
+function browserCpu(rootPid: number): Omit<CpuParts, 'node'> {
+  const out = { browser: 0, gpu: 0, network: 0, renderers: 0 };
+  for (const p of processTree(rootPid)) {
+    const kind = p.pid === rootPid ? 'browser' : processKind(p.pid);
+    const own = p.cpuTicks * TICK_MS;
+    if (kind === 'browser') out.browser += own;
+    else if (kind === 'gpu-process') out.gpu += own;
+    else if (kind === 'utility:network') out.network += own;
+    else out.renderers += own;
+    out.renderers += p.exitedChildrenCpuTicks * TICK_MS;
+  }
+  return out;
+}
+
+function cpuNow(rootPid: number): CpuParts {
+  const node = process.cpuUsage();
+  return { node: (node.user + node.system) / 1000, ...browserCpu(rootPid) };
+}
+
+/** CPU per capture of a set of runs, by part, with the total. */
+function cpuPerCapture(runs: Run[]): (CpuParts & { total: number }) | null {
+  const measured = runs.filter((r) => r.cpu !== undefined);
+  const captures = measured.reduce((n, r) => n + r.latencies.length, 0);
+  if (captures === 0) return null;
+  const out = { total: 0 } as CpuParts & { total: number };
+  for (const part of CPU_PARTS) {
+    out[part] = round(measured.reduce((sum, r) => sum + (r.cpu?.[part] ?? 0), 0) / captures, 1);
+    out.total += out[part];
+  }
+  out.total = round(out.total, 1);
+  return out;
 }
 
 type CaptureFn = (url: string, worker: number) => Promise<void>;
@@ -159,6 +216,11 @@ export interface CaptureBenchResult {
       }
     >
   >;
+  /**
+   * page -> mode -> CPU time per capture (ms) by part, over every concurrency's runs; null
+   * where no run could be read.
+   */
+  cpu: Record<string, Record<string, (CpuParts & { total: number }) | null>>;
   /** page -> renderer c4/c2 throughput (median of per-round ratios). */
   scaling: Record<string, number>;
   service: Record<
@@ -198,9 +260,12 @@ async function drive(
   capture: CaptureFn,
   failures: Failures,
   label: string,
+  cpuRoot?: () => number | null,
 ): Promise<Run> {
   const latencies: number[] = [];
   let next = 0;
+  const root = cpuRoot?.() ?? null;
+  const cpuBefore = root === null ? null : cpuNow(root);
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, worker) => {
@@ -217,7 +282,14 @@ async function drive(
       }
     }),
   );
-  return { latencies, elapsedMs: performance.now() - started };
+  const elapsedMs = performance.now() - started;
+  // A browser replaced during the run (the renderer recycles its own) leaves the reading out.
+  if (cpuBefore === null || root === null || cpuRoot?.() !== root) return { latencies, elapsedMs };
+  const after = cpuNow(root);
+  const cpu = Object.fromEntries(
+    CPU_PARTS.map((part) => [part, after[part] - cpuBefore[part]]),
+  ) as CpuParts;
+  return { latencies, elapsedMs, cpu };
 }
 
 function summarize(runs: Run[]): Stats {
@@ -510,6 +582,7 @@ export async function runCaptureBench(
     renderer = lazy;
     await lazy.warm();
     browser = await launchBaselineBrowser();
+    const baselinePid = browser.process()?.pid ?? null;
     const maxConcurrency = Math.max(...CONCURRENCIES);
     const floorPages: PlainPage[] = [];
     const leavePages: PlainPage[] = [];
@@ -554,6 +627,7 @@ export async function runCaptureBench(
             modes[mode],
             failures,
             `${mode} ${page} c${c}`,
+            mode === 'renderer' ? () => rendererBrowserPid(dataDir) : () => baselinePid,
           );
           runs[page] ??= {};
           runs[page][c] ??= { renderer: [], floor: [], leave: [], fresh: [] };
@@ -567,6 +641,14 @@ export async function runCaptureBench(
     }
 
     const result: CaptureBenchResult['cells'] = {};
+    const cpu: CaptureBenchResult['cpu'] = {};
+    for (const page of PAGE_NAMES) {
+      cpu[page] = {};
+      for (const mode of MODES) {
+        const all = CONCURRENCIES.flatMap((c) => runs[page]?.[c]?.[mode] ?? []);
+        cpu[page][mode] = cpuPerCapture(all);
+      }
+    }
     const scaling: Record<string, number> = {};
     const targets: CaptureBenchResult['targets'] = [];
     for (const page of PAGE_NAMES) {
@@ -705,6 +787,7 @@ export async function runCaptureBench(
       realisticBytes: sites.realisticBytes,
       realisticHeight: encoding.height,
       cells: result,
+      cpu,
       scaling,
       service: serviceRows,
       encoding: encoding.rows,
@@ -770,6 +853,28 @@ export function captureMarkdown(r: CaptureBenchResult): string {
       lines.push(
         `| ${page} | ${c} | ${cell(x.stats.renderer)} | ${cell(x.stats.leave)} | ` +
           `${f2(x.vsLeave)}x | ${f2(x.leaveVsFloor)}x |`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    'CPU time per capture (ms), over the same rounds at every concurrency: Node is the bench ' +
+      "process (the renderer's Node side with its egress proxy, the puppeteer clients, the " +
+      'fixture servers), the rest the Chromium tree the captures ran in (exited renderers ' +
+      'included). With two slots on two cores the captures at concurrency 2 and 4 are bound by ' +
+      "it: the floor's total over the renderer's is about what renderer / floor can reach there.",
+    '',
+    '| Page | Mode | Node | Browser process | GPU | Network | Renderers and the rest | Total | ' +
+      "Floor's total / this |",
+    '|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const [page, byMode] of Object.entries(r.cpu)) {
+    const floor = byMode.floor?.total ?? Number.NaN;
+    for (const [mode, x] of Object.entries(byMode)) {
+      if (x === null) continue;
+      lines.push(
+        `| ${page} | ${mode} | ${f1(x.node)} | ${f1(x.browser)} | ${f1(x.gpu)} | ` +
+          `${f1(x.network)} | ${f1(x.renderers)} | ${f1(x.total)} | ${f2(floor / x.total)} |`,
       );
     }
   }
