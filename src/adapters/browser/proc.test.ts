@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import path from 'node:path';
 import { describe, it } from 'node:test';
 import { listProcesses, processKind } from './proc.ts';
 
@@ -11,16 +10,26 @@ const self = () => {
   return me;
 };
 
-/** A child Node process with `args` after `--` on its command line, idle until killed. */
-function idleChild(args: string[]) {
+/**
+ * A child Node process named `argv0`, with `args` after `--` on its command line, idle until
+ * killed.
+ */
+function idleChild(args: string[], argv0 = process.execPath) {
   return spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)', '--', ...args], {
+    argv0,
     stdio: 'ignore',
   });
 }
 
 describe('processKind', () => {
-  it("names a process without --type by its program's name", () => {
-    assert.equal(processKind(process.pid), path.basename(process.execPath));
+  it("names a process without --type by its program's name", async () => {
+    const child = idleChild(['--lang=en-US'], '/opt/some-dir/shotsmith-probe');
+    try {
+      await once(child, 'spawn');
+      assert.equal(processKind(child.pid as number), 'shotsmith-probe');
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 
   it('reads --type, and a utility by its service', async () => {
