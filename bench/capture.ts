@@ -138,9 +138,6 @@ type CpuPart = (typeof CPU_PARTS)[number];
  * the fixture servers, the same for every mode), the rest one browser's process tree.
  */
 type CpuParts = Record<CpuPart, number>;
-/** Linux reports CPU time in clock ticks of USER_HZ, 100 a second. */
-const TICK_MS = 10;
-
 /**
  * CPU time of a browser's tree so far, by part. `renderers` is everything else: the renderer
  * processes, live and exited (an exited process's time moves to its parent's children's time
@@ -151,12 +148,12 @@ function browserCpu(rootPid: number): Omit<CpuParts, 'node'> {
   const out = { browser: 0, gpu: 0, network: 0, renderers: 0 };
   for (const p of processTree(rootPid)) {
     const kind = p.pid === rootPid ? 'browser' : processKind(p.pid);
-    const own = p.cpuTicks * TICK_MS;
+    const own = p.cpuMs;
     if (kind === 'browser') out.browser += own;
     else if (kind === 'gpu-process') out.gpu += own;
     else if (kind === 'utility:network') out.network += own;
     else out.renderers += own;
-    out.renderers += p.exitedChildrenCpuTicks * TICK_MS;
+    out.renderers += p.exitedChildrenCpuMs;
   }
   return out;
 }

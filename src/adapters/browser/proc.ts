@@ -14,11 +14,14 @@ export interface ProcInfo {
   state: string;
   /** Start time in clock ticks since boot: with the pid, names one process (pids are reused). */
   startTime: string;
-  /** CPU time used (user + system), in clock ticks (USER_HZ, 100 a second on Linux). */
-  cpuTicks: number;
-  /** CPU time of its children that exited and were waited for, in clock ticks. */
-  exitedChildrenCpuTicks: number;
+  /** CPU time used (user + system), in ms. */
+  cpuMs: number;
+  /** CPU time of its children that exited and were waited for, in ms. */
+  exitedChildrenCpuMs: number;
 }
+
+/** /proc reports CPU time in clock ticks of USER_HZ, which Linux fixes at 100 a second. */
+const MS_PER_TICK = 10;
 
 /** Parses /proc/PID/stat; the command name may contain spaces and parentheses. */
 function readStat(pid: number): ProcInfo | null {
@@ -37,8 +40,8 @@ function readStat(pid: number): ProcInfo | null {
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),
     startTime: fields[19] ?? '',
-    cpuTicks: Number(fields[11]) + Number(fields[12]),
-    exitedChildrenCpuTicks: Number(fields[13]) + Number(fields[14]),
+    cpuMs: (Number(fields[11]) + Number(fields[12])) * MS_PER_TICK,
+    exitedChildrenCpuMs: (Number(fields[13]) + Number(fields[14])) * MS_PER_TICK,
   };
 }
 
