@@ -280,9 +280,12 @@ async function drive(
     }),
   );
   const elapsedMs = performance.now() - started;
-  // A browser replaced during the run (the renderer recycles its own) leaves the reading out.
-  if (cpuBefore === null || root === null || cpuRoot?.() !== root) return { latencies, elapsedMs };
+  if (cpuBefore === null || root === null) return { latencies, elapsedMs };
+  // Read before finding the browser again: finding the renderer's scans /proc, which the
+  // run's Node time must not include.
   const after = cpuNow(root);
+  // A browser replaced during the run (the renderer recycles its own) leaves the reading out.
+  if (cpuRoot?.() !== root) return { latencies, elapsedMs };
   const cpu = Object.fromEntries(
     CPU_PARTS.map((part) => [part, after[part] - cpuBefore[part]]),
   ) as CpuParts;
