@@ -256,6 +256,10 @@ const LITERALS: ReadonlyArray<readonly [string, string]> = [
   ['169.254.43518', '169.254.169.254'],
   ['169.16689662', '169.254.169.254'],
   ['4294967295', '255.255.255.255'],
+  ['0xffffffff', '255.255.255.255'],
+  ['037777777777', '255.255.255.255'],
+  ['255.255.65535', '255.255.255.255'],
+  ['10.16777215', '10.255.255.255'],
   ['%31%32%37.0.0.1', '127.0.0.1'],
   ['\uff11\uff12\uff17\u3002\uff10\u3002\uff10\u3002\uff11', '127.0.0.1'],
   ['8.8.8.8', '8.8.8.8'],
@@ -282,6 +286,15 @@ const NAMES: readonly string[] = [
   '256.0.0.1',
   '4294967296',
   '0x100000000',
+  // Too large for the bytes they fill, however large: past 2^53 the parser's numbers round,
+  // and past about 10^308 they are Infinity; both stay too large.
+  '1.16777216',
+  '0.0.0.256',
+  '9007199254740993',
+  '18446744073709551617',
+  `0x${'f'.repeat(40)}`,
+  `1${'0'.repeat(400)}`,
+  `1.${'7'.repeat(400)}`,
   '08.0.0.1',
   '0xg.0.0.1',
   '1..1',
@@ -375,6 +388,9 @@ describe('isValidHostName', () => {
       assert.equal(isValidHostName(bad), false, bad);
     }
     assert.equal(isValidHostName(`${'a'.repeat(64)}.com`), false);
+    // A last label that is a number of any size is a malformed address, not a name.
+    assert.equal(isValidHostName(`a.0x${'f'.repeat(40)}`), false);
+    assert.equal(isValidHostName(`a.${'9'.repeat(400)}`), false);
     assert.equal(isValidHostName(`${'a.'.repeat(130)}com`), false);
   });
 });

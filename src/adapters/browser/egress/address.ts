@@ -2,10 +2,12 @@
  * Pure address classification for the SSRF guard (docs/egress.md).
  *
  * `classifyAddress` implements the IANA IPv4 and IPv6 Special-Purpose Address Registries (plus a
- * few cloud-metadata addresses) with bigint prefix arithmetic. `parseHostLiteral` turns every
- * literal encoding of an IP address that may appear in a URL host (decimal, hex, octal, short
- * forms, bracketed IPv6, IPv4-mapped IPv6) into one canonical string, so that the classifier sees
- * the address a socket would actually connect to.
+ * few cloud-metadata addresses) with prefix arithmetic: IPv4 addresses are unsigned 32-bit
+ * numbers, IPv6 addresses bigints (the check runs on every capture request, cache hits
+ * included, so IPv4 stays off bigints). `parseHostLiteral` turns every literal encoding of an
+ * IP address that may appear in a URL host (decimal, hex, octal, short forms, bracketed IPv6,
+ * IPv4-mapped IPv6) into one canonical string, so that the classifier sees the address a
+ * socket would actually connect to.
  */
 import { isIP } from 'node:net';
 
@@ -16,9 +18,18 @@ export interface AddressClass {
 
 type Embedded = 'low32' | '6to4';
 
-interface Range {
-  readonly family: 4 | 6;
-  readonly net: bigint;
+interface Range4 {
+  /** The network's address, and the prefix mask, as unsigned 32-bit numbers. */
+  readonly net: number;
+  readonly mask: number;
+  readonly len: number;
+  readonly category: string;
+}
+
+interface Range6 {
+  /** The network's prefix: the address shifted right by `shift` (128 - length) bits. */
+  readonly prefix: bigint;
+  readonly shift: bigint;
   readonly len: number;
   readonly category: string;
   /** For IPv6 ranges that carry an IPv4 address: classify that address instead. */
@@ -30,20 +41,25 @@ const PUBLIC: AddressClass = { allowed: true, category: 'public' };
 // ---------------------------------------------------------------------------------------------
 // Byte-level parsing and formatting (input already validated by node:net isIP).
 
-/** Dotted-quad string (validated by isIP === 4) to its four bytes. */
-function v4Bytes(text: string): number[] {
-  const out: number[] = [];
+/** Dotted-quad string (validated by isIP === 4) to its value, an unsigned 32-bit number. */
+function v4Value(text: string): number {
+  let out = 0;
   let value = 0;
   for (let i = 0; i <= text.length; i++) {
     const code = i < text.length ? text.charCodeAt(i) : 46; // virtual trailing '.'
     if (code === 46) {
-      out.push(value);
+      out = out * 256 + value;
       value = 0;
     } else {
       value = value * 10 + (code - 48);
     }
   }
   return out;
+}
+
+/** An IPv4 value's four bytes, most significant first. */
+function v4Bytes(value: number): number[] {
+  return [value >>> 24, (value >>> 16) & 0xff, (value >>> 8) & 0xff, value & 0xff];
 }
 
 function hexValue(code: number): number {
@@ -75,7 +91,7 @@ function v6Bytes(text: string): number[] {
   let tail: number[] = [];
   const lastColon = body.lastIndexOf(':');
   if (body.indexOf('.', lastColon) !== -1) {
-    tail = v4Bytes(body.slice(lastColon + 1));
+    tail = v4Bytes(v4Value(body.slice(lastColon + 1)));
     body = body.slice(0, lastColon + 1);
     // "::" before the dotted part leaves a trailing "::"; a single ':' must drop its separator.
     if (!body.endsWith('::')) body = body.slice(0, -1);
@@ -103,8 +119,13 @@ function bytesToBigInt(bytes: readonly number[]): bigint {
   return n;
 }
 
-function formatV4(value: bigint): string {
-  return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join('.');
+function formatV4(value: number): string {
+  return `${value >>> 24}.${(value >>> 16) & 0xff}.${(value >>> 8) & 0xff}.${value & 0xff}`;
+}
+
+/** The low 32 bits of an IPv6 value as an IPv4 value (what IPv4-mapped and NAT64 carry). */
+function low32(value: bigint): number {
+  return Number(value & 0xffffffffn);
 }
 
 /** RFC 5952 text form: lowercase, no leading zeros, longest run of zero groups as "::". */
@@ -142,15 +163,12 @@ function stripDecorations(input: string): string {
   return s.toLowerCase();
 }
 
-interface ParsedIp {
-  family: 4 | 6;
-  value: bigint;
-}
+type ParsedIp = { family: 4; value: number } | { family: 6; value: bigint };
 
 function parseIp(input: string): ParsedIp | null {
   const s = stripDecorations(input);
   const family = isIP(s);
-  if (family === 4) return { family: 4, value: bytesToBigInt(v4Bytes(s)) };
+  if (family === 4) return { family: 4, value: v4Value(s) };
   if (family === 6) return { family: 6, value: bytesToBigInt(v6Bytes(s)) };
   return null;
 }
@@ -170,7 +188,7 @@ export function unmapIp(ip: string): string {
   const parsed = parseIp(ip);
   if (!parsed) return ip;
   if (parsed.family === 6 && parsed.value >> 32n === 0xffffn) {
-    return formatV4(parsed.value & 0xffffffffn);
+    return formatV4(low32(parsed.value));
   }
   return parsed.family === 4 ? formatV4(parsed.value) : formatV6(parsed.value);
 }
@@ -178,16 +196,26 @@ export function unmapIp(ip: string): string {
 // ---------------------------------------------------------------------------------------------
 // The registries.
 
-function range(cidr: string, category: string, embedded?: Embedded): Range {
+function range4(cidr: string, category: string): Range4 {
   const slash = cidr.indexOf('/');
   const parsed = parseIp(cidr.slice(0, slash));
-  if (!parsed) throw new Error(`bad range ${cidr}`);
   const len = Number(cidr.slice(slash + 1));
-  const bits = parsed.family === 4 ? 32 : 128;
-  const net = (parsed.value >> BigInt(bits - len)) << BigInt(bits - len);
+  if (parsed?.family !== 4 || !(len >= 0 && len <= 32)) throw new Error(`bad range ${cidr}`);
+  // `<<` takes its count modulo 32: a /0 has no mask bits at all.
+  const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
+  return { net: (parsed.value & mask) >>> 0, mask, len, category };
+}
+
+function range6(cidr: string, category: string, embedded?: Embedded): Range6 {
+  const slash = cidr.indexOf('/');
+  const parsed = parseIp(cidr.slice(0, slash));
+  const len = Number(cidr.slice(slash + 1));
+  if (parsed?.family !== 6 || !(len >= 0 && len <= 128)) throw new Error(`bad range ${cidr}`);
+  const shift = BigInt(128 - len);
+  const prefix = parsed.value >> shift;
   return embedded === undefined
-    ? { family: parsed.family, net, len, category }
-    : { family: parsed.family, net, len, category, embedded };
+    ? { prefix, shift, len, category }
+    : { prefix, shift, len, category, embedded };
 }
 
 /**
@@ -195,28 +223,28 @@ function range(cidr: string, category: string, embedded?: Embedded): Range {
  * (192.31.196.0/24 AS112, 192.52.193.0/24 AMT, 192.175.48.0/24 AS112 direct delegation) are
  * ordinary public space here; 192.0.0.0/24 is refused as a whole, including its two anycast /32s.
  */
-const V4_RANGES: readonly Range[] = [
-  range('0.0.0.0/32', 'unspecified'),
-  range('0.0.0.0/8', 'this-network'),
-  range('10.0.0.0/8', 'private'),
-  range('100.100.100.200/32', 'cloud-metadata'), // Alibaba Cloud metadata (inside CGNAT)
-  range('100.64.0.0/10', 'carrier-grade-nat'),
-  range('127.0.0.0/8', 'loopback'),
-  range('168.63.129.16/32', 'cloud-metadata'), // Azure host endpoint (WireServer), public space
-  range('169.254.169.254/32', 'cloud-metadata'), // AWS, GCP, Azure IMDS, OpenStack, ...
-  range('169.254.0.0/16', 'link-local'),
-  range('172.16.0.0/12', 'private'),
-  range('192.0.0.192/32', 'cloud-metadata'), // Oracle Cloud metadata (inside 192.0.0.0/24)
-  range('192.0.0.0/24', 'ietf-protocol'),
-  range('192.0.2.0/24', 'documentation'),
-  range('192.88.99.0/24', '6to4-relay'),
-  range('192.168.0.0/16', 'private'),
-  range('198.18.0.0/15', 'benchmarking'),
-  range('198.51.100.0/24', 'documentation'),
-  range('203.0.113.0/24', 'documentation'),
-  range('224.0.0.0/4', 'multicast'),
-  range('255.255.255.255/32', 'broadcast'),
-  range('240.0.0.0/4', 'reserved'),
+const V4_RANGES: readonly Range4[] = [
+  range4('0.0.0.0/32', 'unspecified'),
+  range4('0.0.0.0/8', 'this-network'),
+  range4('10.0.0.0/8', 'private'),
+  range4('100.100.100.200/32', 'cloud-metadata'), // Alibaba Cloud metadata (inside CGNAT)
+  range4('100.64.0.0/10', 'carrier-grade-nat'),
+  range4('127.0.0.0/8', 'loopback'),
+  range4('168.63.129.16/32', 'cloud-metadata'), // Azure host endpoint (WireServer), public space
+  range4('169.254.169.254/32', 'cloud-metadata'), // AWS, GCP, Azure IMDS, OpenStack, ...
+  range4('169.254.0.0/16', 'link-local'),
+  range4('172.16.0.0/12', 'private'),
+  range4('192.0.0.192/32', 'cloud-metadata'), // Oracle Cloud metadata (inside 192.0.0.0/24)
+  range4('192.0.0.0/24', 'ietf-protocol'),
+  range4('192.0.2.0/24', 'documentation'),
+  range4('192.88.99.0/24', '6to4-relay'),
+  range4('192.168.0.0/16', 'private'),
+  range4('198.18.0.0/15', 'benchmarking'),
+  range4('198.51.100.0/24', 'documentation'),
+  range4('203.0.113.0/24', 'documentation'),
+  range4('224.0.0.0/4', 'multicast'),
+  range4('255.255.255.255/32', 'broadcast'),
+  range4('240.0.0.0/4', 'reserved'),
 ];
 
 /**
@@ -224,54 +252,64 @@ const V4_RANGES: readonly Range[] = [
  * deprecated site-local fec0::/10 and the ULA block). Addresses outside 2000::/3, the only
  * block IANA allocates for global unicast, are `reserved` unless listed here.
  */
-const V6_RANGES: readonly Range[] = [
-  range('::/128', 'unspecified'),
-  range('::1/128', 'loopback'),
-  range('::ffff:0:0/96', 'ipv4-mapped', 'low32'),
-  range('::/96', 'ipv4-compatible'),
-  range('64:ff9b::/96', 'nat64', 'low32'),
-  range('64:ff9b:1::/48', 'nat64-local'),
-  range('100::/64', 'discard'),
-  range('100:0:0:1::/64', 'dummy'),
-  range('2001::/32', 'teredo'),
-  range('2001:2::/48', 'benchmarking'),
-  range('2001::/23', 'ietf-protocol'),
-  range('2001:db8::/32', 'documentation'),
-  range('2002::/16', '6to4', '6to4'),
-  range('3fff::/20', 'documentation'),
-  range('5f00::/16', 'srv6'),
-  range('fd00:ec2::254/128', 'cloud-metadata'), // AWS IMDS over IPv6 (inside ULA)
-  range('fc00::/7', 'unique-local'),
-  range('fe80::/10', 'link-local'),
-  range('fec0::/10', 'site-local'),
-  range('ff00::/8', 'multicast'),
+const V6_RANGES: readonly Range6[] = [
+  range6('::/128', 'unspecified'),
+  range6('::1/128', 'loopback'),
+  range6('::ffff:0:0/96', 'ipv4-mapped', 'low32'),
+  range6('::/96', 'ipv4-compatible'),
+  range6('64:ff9b::/96', 'nat64', 'low32'),
+  range6('64:ff9b:1::/48', 'nat64-local'),
+  range6('100::/64', 'discard'),
+  range6('100:0:0:1::/64', 'dummy'),
+  range6('2001::/32', 'teredo'),
+  range6('2001:2::/48', 'benchmarking'),
+  range6('2001::/23', 'ietf-protocol'),
+  range6('2001:db8::/32', 'documentation'),
+  range6('2002::/16', '6to4', '6to4'),
+  range6('3fff::/20', 'documentation'),
+  range6('5f00::/16', 'srv6'),
+  range6('fd00:ec2::254/128', 'cloud-metadata'), // AWS IMDS over IPv6 (inside ULA)
+  range6('fc00::/7', 'unique-local'),
+  range6('fe80::/10', 'link-local'),
+  range6('fec0::/10', 'site-local'),
+  range6('ff00::/8', 'multicast'),
 ];
 
 // Most specific prefix first, so that a /32 inside a /16 wins.
 const SORTED_V4 = [...V4_RANGES].sort((a, b) => b.len - a.len);
 const SORTED_V6 = [...V6_RANGES].sort((a, b) => b.len - a.len);
-const GLOBAL_UNICAST = range('2000::/3', 'global-unicast');
+const GLOBAL_UNICAST = range6('2000::/3', 'global-unicast');
 
-function contains(r: Range, value: bigint): boolean {
-  const shift = BigInt((r.family === 4 ? 32 : 128) - r.len);
-  return value >> shift === r.net >> shift;
+function contains4(r: Range4, value: number): boolean {
+  return (value & r.mask) >>> 0 === r.net;
 }
 
-function classifyV4(value: bigint): AddressClass {
+function contains6(r: Range6, value: bigint): boolean {
+  return value >> r.shift === r.prefix;
+}
+
+/** The IPv4 value a range with an embedded address carries. */
+function embeddedValue(r: Range6, value: bigint): number | null {
+  if (r.embedded === 'low32') return low32(value);
+  if (r.embedded === '6to4') return low32(value >> 80n);
+  return null;
+}
+
+function classifyV4(value: number): AddressClass {
   for (const r of SORTED_V4) {
-    if (contains(r, value)) return { allowed: false, category: r.category };
+    if (contains4(r, value)) return { allowed: false, category: r.category };
   }
   return PUBLIC;
 }
 
 function classifyV6(value: bigint): AddressClass {
   for (const r of SORTED_V6) {
-    if (!contains(r, value)) continue;
-    if (r.embedded === 'low32') return classifyV4(value & 0xffffffffn);
-    if (r.embedded === '6to4') return classifyV4((value >> 80n) & 0xffffffffn);
+    if (!contains6(r, value)) continue;
+    const embedded = embeddedValue(r, value);
+    if (embedded !== null) return classifyV4(embedded);
     return { allowed: false, category: r.category };
   }
-  if (!contains(GLOBAL_UNICAST, value)) return { allowed: false, category: 'reserved' };
+  if (!contains6(GLOBAL_UNICAST, value)) return { allowed: false, category: 'reserved' };
   return PUBLIC;
 }
 
@@ -283,10 +321,9 @@ export function embeddedIpv4(ip: string): string | null {
   const parsed = parseIp(ip);
   if (parsed?.family !== 6) return null;
   for (const r of SORTED_V6) {
-    if (!contains(r, parsed.value)) continue;
-    if (r.embedded === 'low32') return formatV4(parsed.value & 0xffffffffn);
-    if (r.embedded === '6to4') return formatV4((parsed.value >> 80n) & 0xffffffffn);
-    return null;
+    if (!contains6(r, parsed.value)) continue;
+    const embedded = embeddedValue(r, parsed.value);
+    return embedded === null ? null : formatV4(embedded);
   }
   return null;
 }
@@ -307,8 +344,12 @@ export function classifyAddress(ip: string): AddressClass {
 // ---------------------------------------------------------------------------------------------
 // URL host literals.
 
-/** One part of a WHATWG IPv4 address: decimal, 0x-hex or 0-octal. null when not a number. */
-function parseV4Number(part: string): bigint | null {
+/**
+ * One part of a WHATWG IPv4 address: decimal, 0x-hex or 0-octal. null when not a number. A
+ * number too large for any part (over 2^32 - 1) may come back rounded, or as Infinity: only
+ * its being too large counts.
+ */
+function parseV4Number(part: string): number | null {
   let radix = 10;
   let digits = part;
   if (part.length >= 2 && part[0] === '0' && (part[1] === 'x' || part[1] === 'X')) {
@@ -318,23 +359,24 @@ function parseV4Number(part: string): bigint | null {
     radix = 8;
     digits = part.slice(1);
   }
-  if (digits === '') return 0n;
-  let value = 0n;
-  const big = BigInt(radix);
+  if (digits === '') return 0;
+  let value = 0;
+  // Every digit is checked, however large the value already is: a part that is not a number
+  // makes the host a name, not an invalid address.
   for (let i = 0; i < digits.length; i++) {
     const d = hexValue(digits.charCodeAt(i));
     if (d < 0 || d >= radix) return null;
-    value = value * big + BigInt(d);
+    value = value * radix + d;
   }
   return value;
 }
 
 /** The WHATWG URL IPv4 parser: 1 to 4 parts, the last one filling the remaining bytes. */
-function parseLooseV4(host: string): bigint | null {
+function parseLooseV4(host: string): number | null {
   const parts = host.split('.');
   if (parts.length > 1 && parts[parts.length - 1] === '') parts.pop();
   if (parts.length === 0 || parts.length > 4) return null;
-  const values: bigint[] = [];
+  const values: number[] = [];
   for (const part of parts) {
     if (part === '') return null;
     const n = parseV4Number(part);
@@ -342,19 +384,29 @@ function parseLooseV4(host: string): bigint | null {
     values.push(n);
   }
   const last = values.length - 1;
-  let result = 0n;
+  let result = 0;
   for (let i = 0; i < last; i++) {
-    const v = values[i] as bigint;
-    if (v > 255n) return null;
-    result += v << BigInt(8 * (3 - i));
+    const v = values[i] as number;
+    if (v > 255) return null;
+    result += v * 2 ** (8 * (3 - i));
   }
-  const tail = values[last] as bigint;
-  if (tail >= 1n << BigInt(8 * (4 - last))) return null;
+  const tail = values[last] as number;
+  if (tail >= 2 ** (8 * (4 - last))) return null;
   return result + tail;
+}
+
+function isPlainAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c > 0x7f || c === 37 /* % */) return false;
+  }
+  return true;
 }
 
 /** Full-width and ideographic dots and digits fold to ASCII (UTS 46 mapping, as browsers do). */
 function foldUnicode(host: string): string {
+  // Plain ASCII without escapes is its own NFKC form: nothing to fold.
+  if (isPlainAscii(host)) return host;
   let s = host;
   if (s.includes('%')) {
     try {
