@@ -23,12 +23,21 @@ const cli = (args: string[], env: Record<string, string>, script = CLI): Promise
     env: { PATH: process.env.PATH ?? '', ...env },
   });
 
+/**
+ * C1 CSI (U+009B) starts an escape sequence on many terminals; U+202E reverses the text after
+ * it. JSON.stringify escapes neither, so `--json` output would carry them raw.
+ */
+const TITLE = 'before\u009b2Jafter \u202egnp.exe';
+
 describe('shotsmith CLI', () => {
   let t: TestApp;
   let site: FixtureSite;
   let dir: string;
   before(async () => {
-    site = await startSite({ '/': page('<h1 style="font:40px sans-serif">cli</h1>') });
+    site = await startSite({
+      '/': page('<h1 style="font:40px sans-serif">cli</h1>'),
+      '/titled': page('<p>titled</p>', `<title>${TITLE}</title>`),
+    });
     t = await startApp({
       db: 'sqlite',
       env: { EGRESS_ALLOWLIST: site.hostPort },
@@ -197,6 +206,19 @@ describe('shotsmith CLI', () => {
     );
   });
 
+  it('escapes the control characters a page put in its title', async () => {
+    const { env } = await account();
+    const ran = await cli(
+      ['capture', `${site.origin}/titled`, ...small, '--metadata', '--json'],
+      env,
+    );
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.doesNotMatch(ran.stdout, /[\u009b\u202e]/);
+    assert.match(ran.stdout, /before\\u009b2Jafter \\u202egnp\.exe/);
+    const body = JSON.parse(ran.stdout) as { metadata: { title: string } };
+    assert.equal(body.metadata.title, TITLE, 'the escaped JSON still parses to the title');
+  });
+
   it('builds as a package whose bin and entry work', async () => {
     const out = path.join(dir, 'dist');
     await promisify(execFile)(
@@ -211,5 +233,45 @@ describe('shotsmith CLI', () => {
       assert.equal(typeof entry[name], 'function', name);
     }
     assert.match(await readFile(path.join(out, 'index.d.ts'), 'utf8'), /export \{ Shotsmith/);
+  });
+});
+
+describe('shotsmith CLI, when the image does not answer', () => {
+  let t: TestApp;
+  let site: FixtureSite;
+  let front: FixtureSite;
+  let dir: string;
+  before(async () => {
+    site = await startSite({ '/': page('<h1>async</h1>') });
+    // The public URL's host (a CDN, a proxy) fails while the API answers: the finished job
+    // points at an image that is, for now, an error page.
+    front = await startSite({});
+    t = await startApp({
+      db: 'sqlite',
+      env: { EGRESS_ALLOWLIST: site.hostPort, PUBLIC_URL: front.origin },
+      plans: { pro: { rate_per_minute: 1000 } },
+    });
+    dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cli-'));
+  });
+  after(async () => {
+    await t?.close();
+    await site?.close();
+    await front?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('writes no file from an async job whose image answers an error', async () => {
+    const user = await signUp(t);
+    await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
+    const key = await createKey(t, user.cookie);
+    const file = path.join(dir, 'async.png');
+    const ran = await cli(
+      ['capture', `${site.origin}/`, '--width', '320', '--height', '200', '--async', '-o', file],
+      { SHOTSMITH_API_KEY: key.key, SHOTSMITH_URL: t.url },
+    );
+    assert.equal(ran.code, 5, `a 404 image is a refused request: ${ran.stderr}`);
+    assert.match(ran.stderr, /\[404 not_found\]/);
+    await assert.rejects(readFile(file), { code: 'ENOENT' }, 'no file holds the error page');
+    assert.equal([...front.hits.keys()].filter((p) => p.startsWith('/images/')).length, 1);
   });
 });

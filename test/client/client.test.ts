@@ -156,6 +156,39 @@ describe('client library against the service', () => {
     assert.deepEqual([network.status, network.code], [0, 'network_error']);
   });
 
+  it('follows no redirect with the API key', async () => {
+    const { key } = await account('free');
+    const seen: Array<string | undefined> = [];
+    const elsewhere = await startSite({
+      '/v1/usage': (req, res) => {
+        seen.push(req.headers['x-api-key'] as string | undefined);
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      },
+    });
+    // A moved or hostile front: every answer is a redirect to another host, 307 keeping the
+    // method and body, 301 the classic move.
+    const front = await startSite({
+      '/v1/usage': (_req, res) => {
+        res.writeHead(307, { location: `${elsewhere.origin}/v1/usage` }).end();
+      },
+      '/v1/screenshots': (_req, res) => {
+        res.writeHead(301, { location: `${t.url}/v1/screenshots` }).end();
+      },
+    });
+    try {
+      const api = new Shotsmith({ apiKey: key, baseUrl: front.origin });
+      const usage = await refusal(api.usage());
+      assert.deepEqual([usage.status, usage.code], [307, 'unexpected_redirect']);
+      assert.match(usage.message, new RegExp(`redirecting to ${elsewhere.origin}`));
+      const capture = await refusal(api.capture({ url: `${site.origin}/` }));
+      assert.deepEqual([capture.status, capture.code], [301, 'unexpected_redirect']);
+      assert.deepEqual(seen, [], 'the key never reached the other host');
+    } finally {
+      await front.close();
+      await elsewhere.close();
+    }
+  });
+
   it('retries a 503 after its Retry-After and then succeeds', async () => {
     const holder = await account('pro');
     // One render slot, no queue: while /hold renders, any other capture is a 503.

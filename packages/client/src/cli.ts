@@ -32,6 +32,27 @@ export const EXIT = {
 
 class UsageError extends Error {}
 
+/**
+ * Control characters (C0, DEL, C1), line and paragraph separators and bidirectional
+ * overrides: in a terminal they move the cursor, rewrite earlier lines or reorder text.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point.
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const escapeControl = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/**
+ * Text from the service, made safe to print: page titles, target messages and URLs can
+ * carry whatever the page or its author chose, so every control character is shown escaped.
+ */
+export const printable = (value: unknown): string => String(value).replace(CONTROLS, escapeControl);
+
+/** What JSON.stringify leaves raw in strings: it escapes C0 controls but not DEL, C1 or bidi. */
+const UNESCAPED_BY_JSON = /[\u007f-\u009f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** JSON for stdout; its own newlines and indentation stay, being outside any string. */
+const printJson = (value: unknown): string =>
+  `${JSON.stringify(value, null, 2).replace(UNESCAPED_BY_JSON, escapeControl)}\n`;
+
 type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
 const FIELDS = CAPTURE_FIELDS as Record<string, { type: FieldType; help: string }>;
 /** Flags the CLI sets itself, per command, rather than as capture options. */
@@ -224,9 +245,9 @@ async function capture(parsed: Parsed, io: Io): Promise<void> {
   if (parsed.flags.has('async')) {
     const hook = parsed.flags.get('webhook-url');
     const job = await api.queue(options, typeof hook === 'string' ? hook : undefined);
-    line.show(`queued ${job.id}`);
+    line.show(`queued ${printable(job.id)}`);
     const done: ScreenshotStatus = await api.wait(job.id, {
-      onStatus: (s) => line.show(`${s.status} ${job.id}`),
+      onStatus: (s) => line.show(`${printable(s.status)} ${printable(job.id)}`),
     });
     line.done();
     if (done.status === 'failed') {
@@ -236,14 +257,11 @@ async function capture(parsed: Parsed, io: Io): Promise<void> {
         message: `job ${job.id} failed: ${String(done.error)}`,
       });
     }
-    if (typeof output === 'string') {
-      const res = await fetch(String(done.image_url));
-      await writeFile(output, new Uint8Array(await res.arrayBuffer()));
-    }
-    io.stdout(json ? `${JSON.stringify(done, null, 2)}\n` : `${String(done.image_url)}\n`);
+    if (typeof output === 'string') await writeFile(output, await download(done));
+    io.stdout(json ? printJson(done) : `${printable(done.image_url)}\n`);
     return;
   }
-  line.show(`capturing ${url}`);
+  line.show(`capturing ${printable(url)}`);
   if (typeof output === 'string') {
     const image = await api.captureImage(options);
     line.done();
@@ -251,14 +269,50 @@ async function capture(parsed: Parsed, io: Io): Promise<void> {
     const { bytes, ...facts } = image;
     io.stdout(
       json
-        ? `${JSON.stringify({ ...facts, file: output, size: bytes.length }, null, 2)}\n`
-        : `${output} (${bytes.length} bytes, ${image.contentType}) ${image.imageUrl}\n`,
+        ? printJson({ ...facts, file: output, size: bytes.length })
+        : `${printable(output)} (${bytes.length} bytes, ${printable(image.contentType)}) ${printable(image.imageUrl)}\n`,
     );
     return;
   }
   const result = await api.capture(options);
   line.done();
-  io.stdout(json ? `${JSON.stringify(result, null, 2)}\n` : `${result.image_url}\n`);
+  io.stdout(json ? printJson(result) : `${printable(result.image_url)}\n`);
+}
+
+/**
+ * The finished job's image, checked before anything is written: a file must only ever hold
+ * the image, never an error page or a half-read body.
+ */
+async function download(done: ScreenshotStatus): Promise<Uint8Array> {
+  const where = String(done.image_url ?? '');
+  if (!/^https?:\/\//.test(where)) {
+    throw new ShotsmithError({
+      status: 0,
+      code: 'internal_error',
+      message: `the finished job has no image URL (got "${where}")`,
+    });
+  }
+  let res: Response;
+  try {
+    res = await fetch(where, { redirect: 'error', signal: AbortSignal.timeout(120_000) });
+  } catch (err) {
+    throw new ShotsmithError({
+      status: 0,
+      code: 'network_error',
+      message: `could not download ${where}: ${err instanceof Error ? err.message : String(err)}`,
+    });
+  }
+  if (!res.ok) throw await ShotsmithError.fromResponse(res);
+  const type = res.headers.get('content-type') ?? '';
+  if (!/^(image\/|application\/pdf)/.test(type)) {
+    await res.body?.cancel();
+    throw new ShotsmithError({
+      status: res.status,
+      code: 'internal_error',
+      message: `${where} answered ${type || 'no content type'}, not an image`,
+    });
+  }
+  return new Uint8Array(await res.arrayBuffer());
 }
 
 async function link(parsed: Parsed, io: Io): Promise<void> {
@@ -319,8 +373,10 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         const u = await client(parsed, io).usage();
         io.stdout(
           json
-            ? `${JSON.stringify(u, null, 2)}\n`
-            : `${u.plan}: ${u.used} of ${u.limit} used this month, ${u.remaining} left; resets ${u.resets_at}\n`,
+            ? printJson(u)
+            : `${printable(
+                `${u.plan}: ${u.used} of ${u.limit} used this month, ${u.remaining} left; resets ${u.resets_at}`,
+              )}\n`,
         );
         break;
       }
@@ -331,14 +387,21 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
           ...(typeof limit === 'string' ? { limit: Number(limit) } : {}),
           ...(typeof cursor === 'string' ? { cursor } : {}),
         });
-        if (json) io.stdout(`${JSON.stringify(page, null, 2)}\n`);
+        if (json) io.stdout(printJson(page));
         else {
           for (const s of page.data) {
-            io.stdout(
-              `${s.id}\t${s.created_at}\t${s.format} ${s.width}x${s.height}\t${s.url}\t${s.image_url}\n`,
-            );
+            const cells = [
+              s.id,
+              s.created_at,
+              `${s.format} ${s.width}x${s.height}`,
+              s.url,
+              s.image_url,
+            ];
+            io.stdout(`${cells.map(printable).join('\t')}\n`);
           }
-          if (page.next_cursor) io.stderr(`more: shotsmith list --cursor ${page.next_cursor}\n`);
+          if (page.next_cursor) {
+            io.stderr(`more: shotsmith list --cursor ${printable(page.next_cursor)}\n`);
+          }
         }
         break;
       }
@@ -373,14 +436,16 @@ function report(err: unknown, io: Io): number {
         : err.retryAfter !== null
           ? ` (retry after ${err.retryAfter} s)`
           : '';
-    io.stderr(`shotsmith: ${err.message}${extra} [${err.status || 'no answer'} ${err.code}]\n`);
-    if (err.code === 'network_error') return EXIT.network;
+    io.stderr(
+      `shotsmith: ${printable(`${err.message}${extra} [${err.status || 'no answer'} ${err.code}]`)}\n`,
+    );
+    if (err.code === 'network_error' || err.code === 'unexpected_redirect') return EXIT.network;
     if (err.status === 401 || err.status === 403) return EXIT.unauthorized;
     if (err.status === 402 || err.status === 429) return EXIT.limited;
     if (err.status >= 400 && err.status < 500) return EXIT.refused;
     return EXIT.unavailable;
   }
-  io.stderr(`shotsmith: ${err instanceof Error ? err.message : String(err)}\n`);
+  io.stderr(`shotsmith: ${printable(err instanceof Error ? err.message : String(err))}\n`);
   return EXIT.failure;
 }
 

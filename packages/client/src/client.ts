@@ -190,6 +190,9 @@ export class Shotsmith {
             ...(body === undefined ? {} : { 'content-type': 'application/json' }),
           },
           ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          // The key is a password: a redirect (a moved service, a hostile proxy) would carry
+          // it to wherever Location points, so none is followed.
+          redirect: 'manual',
           signal: AbortSignal.timeout(this.#timeoutMs),
         });
       } catch (err) {
@@ -200,6 +203,10 @@ export class Shotsmith {
         });
       }
       if (res.ok) return res;
+      if (res.type === 'opaqueredirect' || (res.status >= 300 && res.status < 400)) {
+        await res.body?.cancel();
+        throw redirected(res, this.baseUrl);
+      }
       const error = await ShotsmithError.fromResponse(res);
       const wait = (error.retryAfter ?? 1) * 1000;
       if (!RETRIED.has(res.status) || attempt >= this.#maxRetries || wait > this.#maxRetryDelayMs) {
@@ -208,4 +215,22 @@ export class Shotsmith {
       await sleep(wait);
     }
   }
+}
+
+/** A redirect the client refused to follow, naming where it pointed (no key went there). */
+function redirected(res: Response, baseUrl: string): ShotsmithError {
+  const location = res.headers.get('location');
+  let where = 'another location';
+  if (location) {
+    try {
+      where = new URL(location, baseUrl).origin;
+    } catch {
+      where = 'an invalid location';
+    }
+  }
+  return new ShotsmithError({
+    status: res.status,
+    code: 'unexpected_redirect',
+    message: `the service answered ${res.status} redirecting to ${where}; the client follows no redirect with the API key (check the base URL)`,
+  });
 }

@@ -23,6 +23,7 @@ export type ErrorCode =
   | 'render_timeout'
   | 'storage_error'
   | 'network_error'
+  | 'unexpected_redirect'
   | (string & {});
 
 /** The code of an answer whose body names none (401, 402, 404, 429 bodies are fixed). */
