@@ -48,6 +48,7 @@ export function buildBrowser(config: Config, options: BrowserDepsOptions = {}): 
       maxPageHeight: config.render.maxPageHeight,
       maxImagePixels: config.render.maxImagePixels,
       rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
+      maxMessageBytes: config.render.maxMessageBytes,
     },
     ...(options.onRefused ? { onRefused: options.onRefused } : {}),
     ...(logger ? { logger } : {}),

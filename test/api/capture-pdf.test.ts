@@ -2,10 +2,13 @@
  * `format: "pdf"` through the HTTP surface: a Pro capture stored and served like an image as
  * application/pdf under a .pdf URL, a cache hit serving it again; Free refused; the pdf_*
  * options refused without the format, image-only fields refused with it; no quota spent on a
- * refusal.
+ * refusal. A PDF is read from Chromium as a stream with a cap: a larger one is a 400 naming it.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { encode as encodeJpeg } from 'jpeg-js';
+import { BOUNDS } from '../../src/domain/bounds.ts';
 import { createKey, postCapture, signUp, startCaptureSite, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page } from '../helpers/fixtures.ts';
 
@@ -15,7 +18,23 @@ describe('capture API: pdf', () => {
   let pro: string;
   let free: string;
   before(async () => {
-    ({ t, site } = await startCaptureSite({ '/doc': page('<h1>A document</h1>') }));
+    // A JPEG of noise at full quality (about 13 MB; Chromium embeds a JPEG in a PDF as it
+    // is), five times on its own pages: a PDF of about 66 MB, past the 50 MiB cap.
+    const noise = encodeJpeg(
+      { data: randomBytes(1800 * 1800 * 4), width: 1800, height: 1800 },
+      100,
+    ).data;
+    const images = Array.from(
+      { length: 5 },
+      (_, i) => `<img src="/noise.jpg?${i}" style="display:block;width:100%;break-after:page">`,
+    );
+    ({ t, site } = await startCaptureSite({
+      '/doc': page('<h1>A document</h1>'),
+      '/heavy': page(images.join('')),
+      '/noise.jpg': (_req, res) => {
+        res.writeHead(200, { 'content-type': 'image/jpeg' }).end(noise);
+      },
+    }));
     const p = await signUp(t);
     await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
     pro = (await createKey(t, p.cookie)).key;
@@ -68,5 +87,26 @@ describe('capture API: pdf', () => {
     }
     const usage = await fetch(`${t.url}/v1/usage`, { headers: { 'x-api-key': free } });
     assert.equal(((await usage.json()) as { used: number }).used, 0);
+  });
+
+  it('refuses a PDF over the cap with a 400 naming it, spending no quota', async () => {
+    const usage = async () =>
+      (
+        (await (await fetch(`${t.url}/v1/usage`, { headers: { 'x-api-key': pro } })).json()) as {
+          used: number;
+        }
+      ).used;
+    const before = await usage();
+    const res = await postCapture(t, pro, {
+      url: `${site.origin}/heavy`,
+      format: 'pdf',
+      width: undefined,
+      height: undefined,
+    });
+    const body = (await res.json()) as { code: string; error: string };
+    assert.equal(res.status, 400, JSON.stringify(body));
+    assert.equal(body.code, 'invalid_request');
+    assert.match(body.error, new RegExp(`${BOUNDS.browser.maxPdfBytes / 2 ** 20} MiB cap`));
+    assert.equal(await usage(), before);
   });
 });

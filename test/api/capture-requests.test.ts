@@ -2,7 +2,8 @@
  * block_requests, block_resources, headers, cookies and http_auth through the HTTP surface,
  * behind the egress proxy: what the target receives, that only the asking account's capture
  * carries them (two accounts at once, and the other account's next capture), the cache
- * entries they make, and the 400s that name the field without spending quota.
+ * entries they make, and the 400s that name the field without spending quota. An HTTP
+ * authentication challenge without credentials is cancelled, never waited on.
  */
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -15,6 +16,8 @@ describe('capture API: request options', () => {
   let site: FixtureSite;
   /** Requests the target received, by the `id` in their query, then by path. */
   const received = new Map<string, Map<string, IncomingHttpHeaders>>();
+  /** The status the page's XHR to a challenged path ended with, by `id`. */
+  const xhrStatus = new Map<string, string>();
   let n = 0;
 
   const record = (url: string | undefined, headers: IncomingHttpHeaders) => {
@@ -43,6 +46,32 @@ describe('capture API: request options', () => {
       '/ads/track.js': (req, res) => {
         record(req.url, req.headers);
         res.writeHead(200, { 'content-type': 'text/javascript' }).end('');
+      },
+      // An image and an XHR that ask for credentials (HTTP Basic); the XHR's outcome comes
+      // back as a beacon.
+      '/challenged': (req, res) => {
+        const id = new URL(req.url ?? '/', 'http://fixture').searchParams.get('id') ?? '';
+        res.writeHead(200, { 'content-type': 'text/html' }).end(
+          page(`<img src="/locked.png?id=${id}"><script>
+            const xhr = new XMLHttpRequest();
+            xhr.open('GET', '/locked.txt?id=${id}');
+            xhr.onloadend = () => { new Image().src = '/xhr-done?id=${id}&status=' + xhr.status; };
+            xhr.send();
+          </script>`),
+        );
+      },
+      '/locked.png': (req, res) => {
+        record(req.url, req.headers);
+        res.writeHead(401, { 'www-authenticate': 'Basic realm="locked"' }).end();
+      },
+      '/locked.txt': (req, res) => {
+        record(req.url, req.headers);
+        res.writeHead(401, { 'www-authenticate': 'Basic realm="locked"' }).end('locked');
+      },
+      '/xhr-done': (req, res) => {
+        const query = new URL(req.url ?? '/', 'http://fixture').searchParams;
+        xhrStatus.set(query.get('id') ?? '', query.get('status') ?? '');
+        res.writeHead(204).end();
       },
     }));
   });
@@ -108,6 +137,33 @@ describe('capture API: request options', () => {
       { block_resources: ['script'] },
     ]) {
       assert.equal(await cached({ ...body, ...change }), false, JSON.stringify(change));
+    }
+  });
+
+  it('cancels a challenge it has no credentials for: 201 well within the deadline', async () => {
+    const key = await newApiKey(t);
+    const credentials = { username: 'alice', password: 'pw' };
+    for (const httpAuth of [undefined, credentials]) {
+      const id = String(++n);
+      const started = Date.now();
+      const res = await capture(key, {
+        url: `${site.origin}/challenged?id=${id}`,
+        ...(httpAuth ? { http_auth: httpAuth } : {}),
+      });
+      const took = Date.now() - started;
+      assert.equal(res.status, 201, `${JSON.stringify(httpAuth)}: ${await res.text()}`);
+      // The render deadline is 30 s; a challenge waited on would hold the capture until then.
+      assert.ok(took < 15_000, `took ${took} ms`);
+      // The XHR ended with the 401, as when a person cancels the login prompt.
+      assert.equal(xhrStatus.get(id), '401');
+      const seen = received.get(id);
+      const expected = httpAuth ? `Basic ${btoa('alice:pw')}` : undefined;
+      for (const path of ['/locked.png', '/locked.txt']) {
+        // Asked once, with the target's own credentials or with none: never answered with
+        // anything else.
+        assert.ok(seen?.has(path), path);
+        assert.equal(seen?.get(path)?.authorization, expected, path);
+      }
     }
   });
 

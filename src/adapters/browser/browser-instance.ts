@@ -1,10 +1,13 @@
 /**
- * One Chromium process: launched over a pipe (no debugging port), with its own profile under
+ * One Chromium process: spawned by us with the flags puppeteer's launch would give it, in a
+ * process group of its own, speaking CDP over a pipe (no debugging port) through a transport
+ * that bounds every message before decoding it (cdp-pipe.ts), with its own profile under
  * `<dataDir>/chromium/<random>/` and its own short temp directory (`shotsmith-chromium-XXXXXX`
  * in the system temp directory: HOME, TMPDIR and its sockets), both removed when it closes.
- * Popups are closed as they appear, downloads are denied. close() always ends the whole
- * process tree.
+ * Its environment is an allowlist (chromiumEnv). Popups are closed as they appear, downloads
+ * are denied. close() always ends the whole process tree.
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -21,10 +24,13 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
-import { launch } from 'puppeteer-core';
+import { connect, defaultArgs } from 'puppeteer-core';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { withTimeout } from './abort.ts';
-import { WatchedChild, watchSpawn } from './child-output.ts';
+import { BoundedPipeTransport } from './cdp-pipe.ts';
+import { WatchedChild } from './child-output.ts';
 import type { TreeUsage } from './proc.ts';
 import { isAlive, killTree, ownStartTime, processesMentioning, treeUsage } from './proc.ts';
 import type { RendererLogger } from './types.ts';
@@ -151,6 +157,61 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
 }
 
 const chromiumRoot = (dataDir: string): string => join(dataDir, 'chromium');
+
+/**
+ * Chromium's command line: what puppeteer's launch() gives for `headless: true, pipe: true`
+ * with our profile and flags (its defaults, with our --disable-features merged into its own),
+ * less --disable-popup-blocking: Chromium's own popup blocker stays on, so a page without a
+ * user gesture (and ours never get one) cannot open windows at all; the targetcreated closer
+ * is the second line.
+ */
+export function chromiumCommandLine(profile: string, options: ChromiumArgsOptions): string[] {
+  const args = defaultArgs({ headless: true, userDataDir: profile, args: chromiumArgs(options) });
+  return [...args.filter((arg) => arg !== '--disable-popup-blocking'), '--remote-debugging-pipe'];
+}
+
+/** Variables passed on to Chromium by name... */
+const ENV_NAMES = new Set(['PATH', 'LANG', 'LANGUAGE', 'TZ']);
+/** ...and by prefix: XDG directories, fontconfig settings, locale categories. */
+const ENV_PREFIXES = ['XDG_', 'FONTCONFIG_', 'LC_'];
+
+/**
+ * Chromium's environment, an allowlist (docs/security.md, "Chromium's environment"): what it
+ * needs to find programs, fonts, the locale and the time zone, and its own HOME and TMPDIR.
+ * Nothing else of the service's environment (SERVER_SECRET, database, Redis, S3 and payment
+ * credentials) is ever in a browser process, where a compromised renderer could read it.
+ */
+export function chromiumEnv(tmp: string, from: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(from)) {
+    if (value === undefined) continue;
+    if (ENV_NAMES.has(name) || ENV_PREFIXES.some((prefix) => name.startsWith(prefix))) {
+      env[name] = value;
+    }
+  }
+  return {
+    ...env,
+    HOME: tmp,
+    TMPDIR: tmp,
+    XDG_CONFIG_HOME: join(tmp, '.config'),
+    XDG_CACHE_HOME: join(tmp, '.cache'),
+  };
+}
+
+/**
+ * Process groups of browsers still running: if this process exits without closing them (a
+ * fatal error, process.exit), they are killed with it, as puppeteer's launch() did.
+ */
+const liveGroups = new Set<number>();
+process.on('exit', () => {
+  for (const pid of liveGroups) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+});
 
 function writeOwner(dir: string): void {
   const owner = `${process.pid} ${ownStartTime() ?? ''}`.trim();
@@ -285,6 +346,8 @@ export interface LaunchOptions {
   executablePath: string;
   dataDir: string;
   proxyUrl?: string;
+  /** Largest protocol message read from Chromium (BOUNDS.browser.maxProtocolMessageBytes). */
+  maxMessageBytes?: number;
   logger?: RendererLogger;
 }
 
@@ -355,6 +418,7 @@ export class BrowserInstance {
   draining = false;
   readonly #logger: RendererLogger | undefined;
   readonly #child: WatchedChild;
+  readonly #transport: BoundedPipeTransport;
   readonly #exited: Promise<void>;
   #session: CDPSession | null = null;
   #reaped = false;
@@ -362,25 +426,25 @@ export class BrowserInstance {
 
   private constructor(
     browser: Browser,
-    pid: number,
-    dirs: { dir: string; tmpDir: string },
-    child: WatchedChild,
+    spawned: ChildProcess & { pid: number },
+    parts: { dir: string; tmpDir: string; child: WatchedChild; transport: BoundedPipeTransport },
     logger?: RendererLogger,
   ) {
     this.id = nextInstanceId++;
     this.browser = browser;
-    this.pid = pid;
-    this.dir = dirs.dir;
-    this.tmpDir = dirs.tmpDir;
-    this.#child = child;
+    this.pid = spawned.pid;
+    this.dir = parts.dir;
+    this.tmpDir = parts.tmpDir;
+    this.#child = parts.child;
+    this.#transport = parts.transport;
     this.#logger = logger;
-    const spawned = browser.process();
     this.#exited = new Promise<void>((resolve) => {
       const done = (): void => {
         this.#reaped = true;
+        liveGroups.delete(spawned.pid);
         resolve();
       };
-      if (!spawned || spawned.exitCode !== null || spawned.signalCode !== null) done();
+      if (spawned.exitCode !== null || spawned.signalCode !== null) done();
       else spawned.once('exit', done);
     });
   }
@@ -403,48 +467,51 @@ export class BrowserInstance {
       throw err;
     }
     const child = new WatchedChild();
-    let browser: Browser | undefined;
+    let spawned: ChildProcess | undefined;
     try {
-      // puppeteer spawns Chromium detached (its own process group, so killTree can end every
-      // child) and speaks CDP over fds 3/4 (pipe: no debugging port anyone else could reach).
-      browser = await watchSpawn(profile, child, () =>
-        launch({
-          executablePath: options.executablePath,
-          headless: true,
-          pipe: true,
-          userDataDir: profile,
-          args: chromiumArgs({
-            root: process.getuid?.() === 0,
-            ...(options.proxyUrl ? { proxyUrl: options.proxyUrl } : {}),
-          }),
-          // Chromium's own popup blocker stays on: a page without a user gesture (and ours
-          // never get one) cannot open windows at all. The targetcreated closer is the second
-          // line.
-          ignoreDefaultArgs: ['--disable-popup-blocking'],
-          env: {
-            ...process.env,
-            HOME: tmp,
-            TMPDIR: tmp,
-            XDG_CONFIG_HOME: join(tmp, '.config'),
-            XDG_CACHE_HOME: join(tmp, '.cache'),
-          },
-          // The service drains and closes us on SIGTERM; puppeteer's handlers would race that
-          // (its SIGINT handler even exits the process).
-          handleSIGINT: false,
-          handleSIGTERM: false,
-          handleSIGHUP: false,
-          defaultViewport: null,
-          timeout: LAUNCH_TIMEOUT_MS,
-          protocolTimeout: PROTOCOL_TIMEOUT_MS,
+      // Detached: its own process group, so killTree can end every child. CDP goes over fds
+      // 3 (to Chromium) and 4 (from it): no debugging port anyone else could reach. Its stdout
+      // says nothing we read; its stderr is kept for the log (child-output.ts).
+      spawned = spawn(
+        options.executablePath,
+        chromiumCommandLine(profile, {
+          root: process.getuid?.() === 0,
+          ...(options.proxyUrl ? { proxyUrl: options.proxyUrl } : {}),
         }),
+        {
+          detached: true,
+          env: chromiumEnv(tmp),
+          stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'],
+        },
       );
-      const pid = browser.process()?.pid;
-      if (pid === undefined) throw new Error('chromium started without a pid');
+      child.attach(spawned);
+      const pid = spawned.pid;
+      // Not run at all (ENOENT, EACCES): the error event says why, in the report below.
+      if (pid === undefined) throw new Error('chromium could not be run');
+      liveGroups.add(pid);
+      const transport = new BoundedPipeTransport(
+        spawned.stdio[3] as Writable,
+        spawned.stdio[4] as Readable,
+        options.maxMessageBytes ?? BOUNDS.browser.maxProtocolMessageBytes,
+      );
+      const connecting = connect({
+        transport,
+        defaultViewport: null,
+        protocolTimeout: PROTOCOL_TIMEOUT_MS,
+      });
+      // A browser that exits closes the pipe, which fails the connection at once; one that
+      // never answers is given LAUNCH_TIMEOUT_MS (its late connection ends with its process).
+      const browser = await withTimeout(connecting, LAUNCH_TIMEOUT_MS, null);
+      if (browser === null) {
+        throw new Error(`chromium did not answer within ${LAUNCH_TIMEOUT_MS} ms`);
+      }
+      await browser.waitForTarget((target) => target.type() === 'page', {
+        timeout: LAUNCH_TIMEOUT_MS,
+      });
       const instance = new BrowserInstance(
         browser,
-        pid,
-        { dir, tmpDir: tmp },
-        child,
+        spawned as ChildProcess & { pid: number },
+        { dir, tmpDir: tmp, child, transport },
         options.logger,
       );
       await instance.#setup();
@@ -453,12 +520,23 @@ export class BrowserInstance {
       // A binary that exits at once has usually exited by now; give it a moment, so the log
       // gets its own exit code rather than our SIGKILL.
       const report = await child.report(LAUNCH_EXIT_WAIT_MS);
-      const pid = browser?.process()?.pid;
-      if (pid !== undefined) await killTree(pid);
+      const pid = spawned?.pid;
+      if (pid !== undefined) {
+        await killTree(pid, spawned?.exitCode !== null || spawned?.signalCode !== null);
+        liveGroups.delete(pid);
+      }
       await removeWithProcesses(dir);
       await removeWithProcesses(tmp);
       throw new ChromiumLaunchError(err, report);
     }
+  }
+
+  /**
+   * Why we cut the connection to this browser (a protocol message over the bound, or one
+   * puppeteer could not handle); null when it went away by itself.
+   */
+  get cutReason(): string | null {
+    return this.#transport.cutReason;
   }
 
   /**
@@ -590,11 +668,15 @@ export class BrowserInstance {
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), timeoutMs);
     });
+    // Browser.close answers before the process has exited: it counts as closed once it has.
     const polite = this.browser.connected
-      ? this.browser.close().then(
-          () => 'closed' as const,
-          () => 'failed' as const,
-        )
+      ? this.browser
+          .close()
+          .then(() => this.#exited)
+          .then(
+            () => 'closed' as const,
+            () => 'failed' as const,
+          )
       : Promise.resolve('gone' as const);
     const outcome = await Promise.race([polite, timedOut]);
     clearTimeout(timer);
@@ -604,6 +686,7 @@ export class BrowserInstance {
     // Always: children of a crashed or stuck browser may outlive it.
     await killTree(this.pid, this.#reaped);
     await Promise.race([this.#exited, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+    liveGroups.delete(this.pid);
     await removeWithProcesses(this.dir);
     await removeWithProcesses(this.tmpDir);
   }

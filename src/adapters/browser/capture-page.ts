@@ -50,6 +50,7 @@ import {
   scrollToBox,
   waitForPaintReady,
 } from './page-scripts.ts';
+import { inIsolatedWorld, pageBox, pageChoice, pageMetadata, pageNumber } from './page-values.ts';
 import { type RequestMatcher, type RequestRules, requestRulesFor } from './request-rules.ts';
 import type { RendererLogger } from './types.ts';
 
@@ -97,6 +98,21 @@ const POINTS_PER_INCH = 72;
 /** Pages of a PDF Chromium wrote (its page objects are plain dictionaries). */
 export function pdfPageCount(pdf: Buffer): number {
   return pdf.toString('latin1').match(/\/Type\s*\/Page(?![a-z])/g)?.length ?? 0;
+}
+
+/** Our own session's Fetch: every request, for its authentication challenges only. */
+const AUTH_ONLY_FETCH = { handleAuthRequests: true, patterns: [{ urlPattern: '*' }] };
+
+/**
+ * `metadata.final_url`: the page's URL, which the page itself can make up to 2 MiB long
+ * (`history.replaceState`); one longer than a capture's `url` may be is replaced by the URL
+ * its document was loaded from (the last redirect hop), else the capture's own.
+ */
+function finalUrl(current: string, run: CaptureRun, o: RenderOptions): string {
+  const max = BOUNDS.capture.urlMaxLength;
+  if (current.length <= max) return current;
+  const loaded = run.mainResponse?.url() ?? '';
+  return loaded !== '' && loaded.length <= max ? loaded : o.url;
 }
 
 /** More origins (or storage keys) than this: the context is replaced instead of cleared. */
@@ -325,10 +341,35 @@ export class CapturePage {
     page.on('close', () => this.#markBroken('the page was closed while rendering'));
     page.setDefaultTimeout(0);
     page.setDefaultNavigationTimeout(0);
+    this.#cancelChallenges();
     await Promise.all([
       page.setBypassServiceWorker(true),
       page.evaluateOnNewDocument(blockServiceWorkers),
+      this.#cdp.send('Fetch.enable', AUTH_ONLY_FETCH),
     ]);
+  }
+
+  /**
+   * An HTTP authentication challenge is cancelled, as a person cancels the login prompt: the
+   * request ends with its 401 and the capture goes on. Headless Chromium would otherwise wait
+   * for an answer no one gives, and the capture with it until its deadline. Chromium only
+   * reports a challenge for a request it paused, so while this session's Fetch is on (every
+   * capture without request rules; with rules, puppeteer's interception answers, see
+   * #requestRules) each request is let go at once, one round trip to this process.
+   */
+  #cancelChallenges(): void {
+    const cdp = this.#cdp;
+    cdp.on('Fetch.requestPaused', (event) => {
+      cdp.send('Fetch.continueRequest', { requestId: event.requestId }).catch(noop);
+    });
+    cdp.on('Fetch.authRequired', (event) => {
+      cdp
+        .send('Fetch.continueWithAuth', {
+          requestId: event.requestId,
+          authChallengeResponse: { response: 'CancelAuth' },
+        })
+        .catch(noop);
+    });
   }
 
   #markBroken(reason: string): void {
@@ -583,7 +624,7 @@ export class CapturePage {
     }
     const paintReady = this.#earlyPaintReady(o, run);
     await this.#waitAfterLoad(o, run);
-    const metadata = o.metadata ? await this.#metadata(run, targetStatus) : null;
+    const metadata = o.metadata ? await this.#metadata(o, run, targetStatus) : null;
     await this.#prepareCapture(o, run);
     if (o.format === 'pdf') {
       const pdf = await this.#pdf(o, run);
@@ -610,7 +651,7 @@ export class CapturePage {
     const maxHeight = this.#settings.maxPageHeight;
     this.phase = 'scrolling through the page';
     await run.step(
-      this.#page.evaluate(scrollThrough, {
+      inIsolatedWorld(this.#page, scrollThrough, {
         maxHeight,
         budgetMs: FULL_PAGE_SCROLL_BUDGET_MS,
         pauseMs: SCROLL_STEP_PAUSE_MS,
@@ -619,7 +660,7 @@ export class CapturePage {
     this.phase = 'waiting for fonts and images';
     if (settle) await this.#networkQuiet(run);
     await run.step(
-      this.#page.evaluate(waitForPaintReady, {
+      inIsolatedWorld(this.#page, waitForPaintReady, {
         top: 0,
         bottom: maxHeight,
         budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
@@ -649,7 +690,10 @@ export class CapturePage {
           }),
         ]),
       );
-      const height = await run.step(this.#page.evaluate(documentHeight));
+      const height = pageNumber(
+        await run.step(inIsolatedWorld(this.#page, documentHeight)),
+        'document height',
+      );
       truncated = height > maxHeight;
       paperHeight = Math.max(1, Math.min(height, maxHeight)) / CSS_PX_PER_INCH;
     }
@@ -666,11 +710,13 @@ export class CapturePage {
           printBackground: o.pdfPrintBackground,
           preferCSSPageSize: false,
           pageRanges,
+          // As a stream read in bounded chunks, never as one message of any size.
+          transferMode: 'ReturnAsStream',
         },
         { timeout: SCREENSHOT_COMMAND_TIMEOUT_MS },
       );
     const out = await run.step(print(o.pdfSinglePage ? '1' : `1-${MAX_PDF_PAGES}`));
-    const pdf = Buffer.from(out.data, 'base64');
+    const pdf = await this.#readPdf(out.stream, run);
     if (!pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
       throw new AppError('internal_error', 'chromium returned an unreadable pdf');
     }
@@ -678,7 +724,10 @@ export class CapturePage {
       // More pages than printed, unless the page after the last one does not exist.
       truncated = await run.step(
         print(String(MAX_PDF_PAGES + 1)).then(
-          () => true,
+          (next) => {
+            this.#closeStream(next.stream);
+            return true;
+          },
           () => false,
         ),
       );
@@ -692,16 +741,58 @@ export class CapturePage {
     };
   }
 
+  /**
+   * A printed PDF read from its stream in chunks (IO.read), at most BOUNDS.browser.maxPdfBytes:
+   * a larger one is refused before more of it is read (400, nothing charged).
+   */
+  async #readPdf(handle: string | undefined, run: CaptureRun): Promise<Buffer> {
+    if (handle === undefined) throw new AppError('internal_error', 'chromium returned no pdf');
+    const max = BOUNDS.browser.maxPdfBytes;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for (;;) {
+        const read = await run.step(
+          this.#cdp.send('IO.read', { handle, size: BOUNDS.browser.pdfReadChunkBytes }),
+        );
+        const chunk = Buffer.from(read.data, read.base64Encoded ? 'base64' : 'utf8');
+        size += chunk.length;
+        if (size > max) {
+          throw new AppError(
+            'invalid_request',
+            `the PDF is larger than the ${max / 2 ** 20} MiB cap for PDFs; print fewer or smaller pages`,
+          );
+        }
+        chunks.push(chunk);
+        if (read.eof) return Buffer.concat(chunks, size);
+      }
+    } finally {
+      this.#closeStream(handle);
+    }
+  }
+
+  /** Frees a stream Chromium holds for us (the page's context closing frees it too). */
+  #closeStream(handle: string | undefined): void {
+    if (handle !== undefined) this.#cdp.send('IO.close', { handle }).catch(noop);
+  }
+
   /** `metadata`: read once the page has settled and its actions ran, before the capture. */
-  async #metadata(run: CaptureRun, httpStatus: number | null): Promise<PageMetadata> {
+  async #metadata(
+    o: RenderOptions,
+    run: CaptureRun,
+    httpStatus: number | null,
+  ): Promise<PageMetadata> {
     this.phase = 'reading the page metadata';
-    const read = await run.step(
-      this.#page.evaluate(readMetadata, {
-        maxText: BOUNDS.capture.maxMetadataText,
-        maxUrl: BOUNDS.capture.urlMaxLength,
-      }),
+    const read = pageMetadata(
+      await run.step(
+        inIsolatedWorld(this.#page, readMetadata, {
+          maxText: BOUNDS.capture.maxMetadataText,
+          maxUrl: BOUNDS.capture.urlMaxLength,
+          maxRaw: BOUNDS.capture.pageValueMaxChars,
+        }),
+      ),
     );
-    return { ...read, final_url: this.#page.url(), http_status: httpStatus };
+    return { ...read, final_url: finalUrl(this.#page.url(), run, o), http_status: httpStatus };
   }
 
   /** The viewport and every option's emulation, set anew for each capture. */
@@ -728,9 +819,9 @@ export class CapturePage {
   }
 
   /**
-   * The capture's request filter. Interception is turned on only for captures whose options
-   * need it, and off again for the next one that does not (a paused request costs a round
-   * trip to this process).
+   * The capture's request filter. puppeteer's interception is turned on only for captures
+   * whose options need it, and off again for the next one that does not; our own session's
+   * (#cancelChallenges) is on whenever puppeteer's is off, so a request is paused once.
    */
   async #requestRules(o: RenderOptions): Promise<void> {
     this.#rules = requestRulesFor(o, await this.#listMatchers(o));
@@ -738,13 +829,16 @@ export class CapturePage {
     await Promise.all([
       wanted !== this.#intercepting &&
         Promise.all([
-          // With interception on, puppeteer answers an authentication challenge with
-          // "Default", which headless Chromium never completes: the challenged request, and
-          // the capture, would wait until the deadline. With (empty) credentials set it
-          // answers with those once, then cancels, and the request ends as it does without
-          // interception. The target's own credentials (http_auth) go as a header instead.
+          // With interception on, puppeteer answers a challenge before our session can (it
+          // answers with "Default", which headless Chromium never completes). With (empty)
+          // credentials set it answers with those once, then cancels, and the request ends
+          // with its 401. The target's own credentials (http_auth) go as a header instead,
+          // to its origin only, so they never answer another origin's challenge.
           this.#page.authenticate(wanted ? { username: '', password: '' } : null),
           this.#page.setRequestInterception(wanted),
+          wanted
+            ? this.#cdp.send('Fetch.disable')
+            : this.#cdp.send('Fetch.enable', AUTH_ONLY_FETCH),
         ]).then(() => {
           this.#intercepting = wanted;
         }),
@@ -804,7 +898,11 @@ export class CapturePage {
       .flatMap((s) => s.selectors?.(o) ?? [])
       .filter((s): s is string => s !== null);
     if (selectors.length === 0) return;
-    const bad = await run.step(this.#page.evaluate(firstInvalidSelector, selectors));
+    const bad = pageChoice(
+      await run.step(inIsolatedWorld(this.#page, firstInvalidSelector, selectors)),
+      selectors,
+      'selector check',
+    );
     if (bad !== null) {
       throw new AppError('invalid_request', `"${bad.slice(0, 200)}" is not a valid CSS selector`);
     }
@@ -867,12 +965,14 @@ export class CapturePage {
     const others = optionSteps.filter((s) => s !== OPTION_STEPS.wait_until);
     if (others.some((s) => (s.afterLoad?.phase(o) ?? null) !== null)) return null;
     const startedAt = performance.now();
-    const done = this.#page
-      .evaluate(waitForPaintReady, { top: 0, bottom: o.height, budgetMs: PAINT_READY_BUDGET_MS })
-      .then(
-        () => true,
-        () => false,
-      );
+    const done = inIsolatedWorld(this.#page, waitForPaintReady, {
+      top: 0,
+      bottom: o.height,
+      budgetMs: PAINT_READY_BUDGET_MS,
+    }).then(
+      () => true,
+      () => false,
+    );
     return {
       // Valid when it finished and the network stayed still since it started (a request
       // then could have added an image it did not see).
@@ -886,7 +986,7 @@ export class CapturePage {
   /** Animations frozen, `hide_selectors` hidden. */
   async #prepareCapture(o: RenderOptions, run: CaptureRun): Promise<void> {
     this.phase = 'preparing the capture';
-    await run.step(this.#page.evaluate(freezeAndHide, o.hideSelectors));
+    await run.step(inIsolatedWorld(this.#page, freezeAndHide, o.hideSelectors));
   }
 
   /**
@@ -908,7 +1008,7 @@ export class CapturePage {
     };
     if (o.selector !== null) return this.#frameElement(o, o.selector, run, bounds);
     if (o.clip !== null) {
-      await run.step(this.#page.evaluate(scrollToBox, o.clip));
+      await run.step(inIsolatedWorld(this.#page, scrollToBox, o.clip));
       return this.#frameBox(o, o.clip, run, bounds);
     }
     if (o.fullPage) return this.#frameFullPage(o, run, bounds);
@@ -921,7 +1021,7 @@ export class CapturePage {
     run: CaptureRun,
     bounds: ImageBounds,
   ): Promise<ImageFrame> {
-    const box = await run.step(this.#page.evaluate(elementBox, selector));
+    const box = pageBox(await run.step(inIsolatedWorld(this.#page, elementBox, selector)));
     if (box === null) {
       throw new AppError(
         'invalid_request',
@@ -962,7 +1062,7 @@ export class CapturePage {
       this.phase = 'waiting for fonts and images';
       await this.#networkQuiet(run);
       await run.step(
-        this.#page.evaluate(waitForPaintReady, {
+        inIsolatedWorld(this.#page, waitForPaintReady, {
           top: clip.y,
           bottom: clip.y + clip.height,
           budgetMs: PAINT_READY_BUDGET_MS,
@@ -983,9 +1083,9 @@ export class CapturePage {
     // The tallest image the bounds allow at this width: no need to scroll beyond it.
     const maxCss = fitImage(viewportWidth, Number.MAX_SAFE_INTEGER, bounds).height / dsf;
     this.phase = 'scrolling through the page';
-    await run.step(this.#page.evaluate(expandInnerScroller));
+    await run.step(inIsolatedWorld(this.#page, expandInnerScroller));
     await run.step(
-      this.#page.evaluate(scrollThrough, {
+      inIsolatedWorld(this.#page, scrollThrough, {
         maxHeight: maxCss,
         budgetMs: FULL_PAGE_SCROLL_BUDGET_MS,
         pauseMs: SCROLL_STEP_PAUSE_MS,
@@ -993,12 +1093,15 @@ export class CapturePage {
     );
     this.phase = 'waiting for fonts and images';
     if (settle) await this.#networkQuiet(run);
-    const docHeight = await run.step(
-      this.#page.evaluate(waitForPaintReady, {
-        top: 0,
-        bottom: maxCss,
-        budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
-      }),
+    const docHeight = pageNumber(
+      await run.step(
+        inIsolatedWorld(this.#page, waitForPaintReady, {
+          top: 0,
+          bottom: maxCss,
+          budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
+        }),
+      ),
+      'document height',
     );
     const deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
     const fit = fitImage(viewportWidth, deviceHeight, bounds);
@@ -1020,7 +1123,7 @@ export class CapturePage {
     this.phase = 'waiting for fonts and images';
     if (settles(o) && !(await paintReady?.valid())) {
       await run.step(
-        this.#page.evaluate(waitForPaintReady, {
+        inIsolatedWorld(this.#page, waitForPaintReady, {
           top: 0,
           bottom: o.height,
           budgetMs: PAINT_READY_BUDGET_MS,

@@ -1,11 +1,9 @@
 /**
  * What Chromium said before it failed: a bounded tail of its stderr and how it exited, for the
- * log when it cannot start or dies (docs/security.md). puppeteer spawns the process
- * inside launch() and hands it out only when the launch succeeds, so the child is picked up
- * from Node's `child_process` diagnostics channel while launch() runs.
+ * log when it cannot start or dies (docs/security.md). BrowserInstance attaches the child
+ * it spawns, before any output can have been read.
  */
 import type { ChildProcess } from 'node:child_process';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { StringDecoder } from 'node:string_decoder';
 
 /** Lines kept of the child's stderr (the last ones). */
@@ -115,34 +113,5 @@ export class WatchedChild {
       ...(this.#spawnError !== null ? { spawnError: this.#spawnError } : {}),
       stderr: this.stderr.lines(),
     };
-  }
-}
-
-interface ChildProcessMessage {
-  process: ChildProcess;
-}
-
-/**
- * Watches for the child spawned while `run` is running whose arguments contain `marker` (our
- * profile directory, unique per launch). The channel reports a child as it is constructed,
- * before its arguments and pipes are set; a microtask later (still before any output can
- * have been read) both are.
- */
-export async function watchSpawn<T>(
-  marker: string,
-  watched: WatchedChild,
-  run: () => Promise<T>,
-): Promise<T> {
-  const onMessage = (message: unknown): void => {
-    const child = (message as ChildProcessMessage).process;
-    queueMicrotask(() => {
-      if (child.spawnargs?.some((arg) => arg.includes(marker))) watched.attach(child);
-    });
-  };
-  subscribe('child_process', onMessage);
-  try {
-    return await run();
-  } finally {
-    unsubscribe('child_process', onMessage);
   }
 }

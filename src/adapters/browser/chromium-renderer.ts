@@ -24,6 +24,7 @@
 import { join } from 'node:path';
 import { ProtocolError } from 'puppeteer-core';
 
+import { BOUNDS } from '../../domain/bounds.ts';
 import type {
   RenderControl,
   Renderer,
@@ -37,6 +38,7 @@ import type { CaptureSettings } from './capture-page.ts';
 import { CapturePage } from './capture-page.ts';
 import { createFilterLists } from './filter-lists.ts';
 import { findChromium, launchableBinary } from './find-chromium.ts';
+import { RenderTimes } from './render-times.ts';
 import { SlotQueue } from './slot-queue.ts';
 import type { RendererLogger } from './types.ts';
 
@@ -109,6 +111,8 @@ export interface ChromiumRendererOptions {
   maxImagePixels?: number;
   /** Resident memory one renderer may hold before it is killed. 2 GiB. */
   rendererMaxMemoryBytes?: number;
+  /** Largest CDP message read from Chromium (BOUNDS.browser.maxProtocolMessageBytes). */
+  maxMessageBytes?: number;
   /** Captures per context before it is replaced. Default 50. */
   recycleAfter?: number;
   /** Captures per browser before it is replaced. Default 2000. */
@@ -149,6 +153,11 @@ export class ChromiumRenderer implements Renderer {
   readonly #resetting = new Set<CapturePage>();
   /** Capacity: one token per capture allowed to run. */
   readonly #queue: SlotQueue<number>;
+  /** Recent successful renders: no render starts with less deadline left than they take. */
+  readonly #renderTimes = new RenderTimes({
+    size: BOUNDS.admission.renderTimeSamples,
+    minSamples: BOUNDS.admission.minRenderTimeSamples,
+  });
   /**
    * Clean pages, ready for a capture, least recently idle first: never used (`client` null,
    * for anyone) or reset after a capture (only for the same client).
@@ -213,7 +222,10 @@ export class ChromiumRenderer implements Renderer {
     );
     this.#maxRss = options.maxBrowserRssBytes ?? DEFAULT_MAX_BROWSER_RSS_BYTES;
     this.#idleShrinkMs = Math.max(0, options.idleShrinkMs ?? DEFAULT_IDLE_SHRINK_MS);
-    this.#queue = new SlotQueue<number>(Math.max(0, options.queueSize));
+    this.#queue = new SlotQueue<number>({
+      maxQueued: Math.max(0, options.queueSize),
+      minStartMs: () => this.#renderTimes.typical(),
+    });
   }
 
   /**
@@ -289,7 +301,9 @@ export class ChromiumRenderer implements Renderer {
       ok = true;
       this.#captures++;
       running.page.instance.captures++;
-      return { ...output, renderMs: Date.now() - started };
+      const renderMs = Date.now() - started;
+      this.#renderTimes.add(renderMs);
+      return { ...output, renderMs };
     } catch (err) {
       throw this.#classify(err, controller.signal, running.page);
     } finally {
@@ -370,6 +384,7 @@ export class ChromiumRenderer implements Renderer {
       executablePath: this.#executablePath,
       dataDir: this.#options.dataDir,
       ...(this.#options.proxyUrl ? { proxyUrl: this.#options.proxyUrl } : {}),
+      ...(this.#options.maxMessageBytes ? { maxMessageBytes: this.#options.maxMessageBytes } : {}),
       ...(this.#logger ? { logger: this.#logger } : {}),
     });
     this.#instances.add(instance);
@@ -720,13 +735,22 @@ export class ChromiumRenderer implements Renderer {
 
   #onDisconnected(instance: BrowserInstance): void {
     if (!this.#instances.has(instance) || instance.closing) return;
+    // We cut the connection ourselves (a message over the bound): the browser is replaced
+    // like a crashed one, and its captures are the same 503 (docs/security.md).
+    const cut = instance.cutReason;
     void instance.exitReport(CRASH_EXIT_WAIT_MS).then((report) => {
       this.#logger?.error(
         { browserPid: instance.pid, browser: instance.id, ...report },
-        'chromium disconnected (crashed or killed)',
+        cut === null
+          ? 'chromium disconnected (crashed or killed)'
+          : `chromium sent ${cut}; replacing it`,
       );
     });
-    const crashed = this.#unavailable('the browser crashed; it is restarting');
+    const crashed = this.#unavailable(
+      cut === null
+        ? 'the browser crashed; it is restarting'
+        : 'the browser sent more than the service reads; it is restarting',
+    );
     for (const running of this.#running) {
       const page = running.page;
       if (page?.instance === instance || (page === null && !instance.draining)) {

@@ -8,7 +8,8 @@
  * The package's Playwright bundle expects its host to answer its `init` message with a
  * configuration and the rules; here the host is a few lines in the page itself (below), so
  * nothing of the page ever reaches the service: every rule step runs in the page's own world,
- * which is the page's to spoil, and the outcome is only read back.
+ * which is the page's to spoil, and not even the outcome is read back (consentSettled only
+ * waits for it).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -89,39 +90,44 @@ export function consentScript(): string {
 }
 
 /**
- * Runs in the page: resolves once autoconsent has finished in the top document, has searched
- * twice and found nothing for `noneMs`, or after `budgetMs`, with its last lifecycle state
- * ('absent' when it never ran).
+ * Runs in the page's own world, where autoconsent's state lives: resolves once autoconsent has
+ * finished in the top document, has searched twice and found nothing for `noneMs`, or after
+ * `budgetMs`. It resolves nothing (the state is the page's to spoil, and the service does not
+ * read it) and never throws: a page that replaced the built-ins it uses (timers, `includes`)
+ * makes it end early, or late, where the caller's own bound (CONSENT_BUDGET_MS plus
+ * CONSENT_GRACE_MS) ends the wait.
  */
-export function consentSettled(args: {
+export async function consentSettled(args: {
   budgetMs: number;
   noneMs: number;
   finished: string[];
-}): Promise<string> {
-  const started = performance.now();
-  return new Promise((resolve) => {
-    const check = (): void => {
+}): Promise<void> {
+  try {
+    const started = performance.now();
+    for (;;) {
       const state = (
         window as unknown as {
-          __shotsmithConsent?: { lifecycle: string; attempts: number; detected: number };
+          __shotsmithConsent?: { lifecycle: unknown; attempts: unknown; detected: unknown };
         }
       ).__shotsmithConsent;
-      const lifecycle = state?.lifecycle ?? 'absent';
+      if (!state) return;
       const elapsed = performance.now() - started;
-      const none = state !== undefined && state.attempts >= 2 && state.detected === 0;
+      const none = Number(state.attempts) >= 2 && Number(state.detected) === 0;
       if (
-        !state ||
-        args.finished.includes(lifecycle) ||
+        args.finished.includes(String(state.lifecycle)) ||
         (none && elapsed >= args.noneMs) ||
         elapsed >= args.budgetMs
       ) {
-        resolve(lifecycle);
         return;
       }
-      setTimeout(check, 50);
-    };
-    check();
-  });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  } catch {
+    // The page broke what the wait uses: it ends here.
+  }
 }
+
+/** How long past CONSENT_BUDGET_MS the capture waits for consentSettled to end by itself. */
+export const CONSENT_GRACE_MS = 1_000;
 
 export const CONSENT_FINISHED: readonly string[] = FINISHED;

@@ -10,29 +10,43 @@
  * framing, the encoding) are read by those fixed steps, and say so in `readBy`.
  */
 import { type CDPSession, type MediaFeature, type Page, ProtocolError } from 'puppeteer-core';
+import { BOUNDS } from '../../domain/bounds.ts';
 import type { CaptureOptionName } from '../../domain/captures/capture-options.ts';
 import type { RenderOptions } from '../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../domain/errors.ts';
-import { sleep } from './abort.ts';
+import { sleep, withTimeout } from './abort.ts';
 import {
   CONSENT_BUDGET_MS,
   CONSENT_FINISHED,
+  CONSENT_GRACE_MS,
   CONSENT_NONE_MS,
   consentScript,
   consentSettled,
 } from './consent.ts';
 import type { FilterLists } from './filter-lists.ts';
 import {
+  addStyle,
   blockWebSockets,
   clickElement,
   domTokens,
+  keepEval,
+  runScript,
   scrollToElement,
   selectorPresent,
 } from './page-scripts.ts';
+import {
+  inIsolatedWorld,
+  isolatedWorld,
+  pageBoolean,
+  pageText,
+  pageTokens,
+} from './page-values.ts';
 import { socketBlockPatterns } from './request-rules.ts';
 
 /** Class names, ids and link targets read from a page for the ad list's hiding rules, each. */
 const MAX_DOM_TOKENS = 5_000;
+/** A class name, id or link target longer than this is not read (no hiding rule names one). */
+const MAX_DOM_TOKEN_LENGTH = 2_048;
 
 /** What an after-load wait may use of the capture in progress. */
 export interface StepPage {
@@ -106,7 +120,10 @@ export const OPTION_STEPS = {
       run: async ({ page, signal, step }, o) => {
         if (o.waitForSelector === null) return;
         const wait = { polling: 'mutation', timeout: 0, signal } as const;
-        await step(page.waitForFunction(selectorPresent, wait, o.waitForSelector));
+        const found = await step(
+          isolatedWorld(page).waitForFunction(selectorPresent, wait, o.waitForSelector),
+        );
+        await found.dispose();
       },
     },
   },
@@ -173,31 +190,32 @@ export const OPTION_STEPS = {
       phase: (o) => (o.styles === null ? null : 'adding styles'),
       run: async ({ page, step }, o) => {
         if (o.styles === null) return;
-        await step(page.addStyleTag({ content: o.styles }));
+        await step(inIsolatedWorld(page, addStyle, o.styles));
       },
     },
   },
   scripts: {
+    documentScript: (o) => (o.scripts === null ? null : `(${keepEval.toString()})();`),
     afterLoad: {
       phase: (o) => (o.scripts === null ? null : 'running scripts'),
       run: async (p, o) => {
         if (o.scripts === null) return;
+        let thrown: string | null;
         try {
-          // As a classic script: a promise it ends with is awaited.
-          await p.step(p.page.evaluate(o.scripts));
+          // In the page's own world, as a classic script; a promise it ends with is awaited,
+          // and its value never comes back (runScript answers null or what it threw).
+          const max = BOUNDS.capture.scriptErrorMaxChars;
+          const answer = await p.step(p.page.evaluate(runScript, o.scripts, max));
+          thrown = pageText(answer, max, 'answer of scripts');
         } catch (err) {
           // The script navigated the page (location.href = ...): its document is gone, the
-          // next one loads below. The deadline, an abort, a lost page: not the script's error.
-          if (err instanceof Error && !isAppError(err) && NAVIGATED.test(err.message)) {
-            // fall through to the settle
-          } else if (isAppError(err) || err instanceof ProtocolError || !(err instanceof Error)) {
-            throw err;
-          } else {
-            throw new AppError(
-              'invalid_request',
-              `scripts threw an error: ${(err.message.split('\n')[0] ?? '').slice(0, 300)}`,
-            );
-          }
+          // next one loads below. Anything else (the deadline, an abort, a lost page) is not
+          // the script's error: what the script threw came back as the answer.
+          if (isAppError(err) || !(err instanceof Error) || !NAVIGATED.test(err.message)) throw err;
+          thrown = null;
+        }
+        if (thrown !== null) {
+          throw new AppError('invalid_request', `scripts threw an error: ${thrown}`);
         }
         // What the script started (requests, images) settles before the capture.
         await p.networkQuiet();
@@ -210,7 +228,10 @@ export const OPTION_STEPS = {
       phase: (o) => (o.click === null ? null : `clicking "${o.click.slice(0, 200)}"`),
       run: async (p, o) => {
         if (o.click === null) return;
-        const found = await p.step(p.page.evaluate(clickElement, o.click));
+        const found = pageBoolean(
+          await p.step(inIsolatedWorld(p.page, clickElement, o.click)),
+          'click answer',
+        );
         if (!found) {
           throw new AppError(
             'invalid_request',
@@ -229,7 +250,11 @@ export const OPTION_STEPS = {
         o.scrollIntoView === null ? null : `scrolling to "${o.scrollIntoView.slice(0, 200)}"`,
       run: async ({ page, step }, o) => {
         if (o.scrollIntoView === null) return;
-        if (!(await step(page.evaluate(scrollToElement, o.scrollIntoView)))) {
+        const found = pageBoolean(
+          await step(inIsolatedWorld(page, scrollToElement, o.scrollIntoView)),
+          'scroll answer',
+        );
+        if (!found) {
           throw new AppError(
             'invalid_request',
             `scroll_into_view selector "${o.scrollIntoView.slice(0, 200)}" matched no element`,
@@ -266,9 +291,17 @@ export const OPTION_STEPS = {
       run: async ({ page, step, lists }, o) => {
         if (!o.blockAds || lists === null) return;
         const list = await step(lists.get('ads'));
-        const dom = await step(page.evaluate(domTokens, MAX_DOM_TOKENS));
+        const dom = pageTokens(
+          await step(
+            inIsolatedWorld(page, domTokens, {
+              limit: MAX_DOM_TOKENS,
+              maxToken: MAX_DOM_TOKEN_LENGTH,
+              maxChars: BOUNDS.capture.pageValueMaxChars,
+            }),
+          ),
+        );
         const css = list.hidingStyles(page.url(), dom);
-        if (css !== '') await step(page.addStyleTag({ content: css }));
+        if (css !== '') await step(inIsolatedWorld(page, addStyle, css));
       },
     },
   },
@@ -279,13 +312,14 @@ export const OPTION_STEPS = {
       phase: (o) => (o.blockCookieBanners ? 'dismissing cookie banners' : null),
       run: async (p, o) => {
         if (!o.blockCookieBanners) return;
-        await p.step(
-          p.page.evaluate(consentSettled, {
-            budgetMs: CONSENT_BUDGET_MS,
-            noneMs: CONSENT_NONE_MS,
-            finished: [...CONSENT_FINISHED],
-          }),
-        );
+        // In the page's own world, where autoconsent's state is; it answers nothing, and a
+        // page that broke its timers is waited for no longer than the budget and a grace.
+        const settled = p.page.evaluate(consentSettled, {
+          budgetMs: CONSENT_BUDGET_MS,
+          noneMs: CONSENT_NONE_MS,
+          finished: [...CONSENT_FINISHED],
+        });
+        await p.step(withTimeout(settled, CONSENT_BUDGET_MS + CONSENT_GRACE_MS, undefined));
         // What refusing started (a request, the banner's own exit) settles first.
         await p.networkQuiet();
       },

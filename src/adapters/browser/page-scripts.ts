@@ -2,6 +2,12 @@
  * Functions that run inside the rendered page (puppeteer serialises them). Each one is
  * self-contained: no imports, no outer variables. Every wait is bounded inside the page too, so a
  * page that never settles still answers.
+ *
+ * Where each runs (docs/security.md, "Hostile pages"): the helpers whose result the
+ * service reads run in the isolated world (page-values.ts, `inIsolatedWorld`), where the page's
+ * replaced built-ins do not reach, and bound what they return, since the DOM they read is still
+ * the page's. Only the document scripts, `runScript` and `consentSettled` run in the page's own
+ * world, and they return nothing the page could shape.
  */
 
 /**
@@ -66,43 +72,57 @@ export function blockWebSockets(patterns: string[]): void {
 }
 
 /**
- * The class names, ids and link targets of the document (each list at most `limit` long):
- * what a filter list's element-hiding rules are looked up by.
+ * The class names, ids and link targets of the document (each list at most `limit` long, each
+ * token at most `maxToken` characters, all of them together at most `maxChars`): what a filter
+ * list's element-hiding rules are looked up by.
  */
-export function domTokens(limit: number): { classes: string[]; ids: string[]; hrefs: string[] } {
+export function domTokens(args: { limit: number; maxToken: number; maxChars: number }): {
+  classes: string[];
+  ids: string[];
+  hrefs: string[];
+} {
   const classes = new Set<string>();
   const ids = new Set<string>();
   const hrefs = new Set<string>();
+  let chars = 0;
+  const add = (set: Set<string>, token: string): void => {
+    if (set.size >= args.limit || token.length > args.maxToken || set.has(token)) return;
+    if (chars + token.length > args.maxChars) return;
+    chars += token.length;
+    set.add(token);
+  };
   const elements = document.querySelectorAll('[class], [id], a[href]');
   for (let i = 0; i < elements.length; i++) {
     const el = elements[i] as Element;
-    for (const name of el.classList) if (classes.size < limit) classes.add(name);
-    if (el.id && ids.size < limit) ids.add(el.id);
+    for (const name of el.classList) add(classes, name);
+    if (el.id) add(ids, el.id);
     const href = el.getAttribute('href');
-    if (href && el.tagName === 'A' && hrefs.size < limit) hrefs.add(href);
-    if (classes.size >= limit && ids.size >= limit && hrefs.size >= limit) break;
+    if (href && el.tagName === 'A') add(hrefs, href);
+    if (classes.size >= args.limit && ids.size >= args.limit && hrefs.size >= args.limit) break;
+    if (chars >= args.maxChars) break;
   }
   return { classes: [...classes], ids: [...ids], hrefs: [...hrefs] };
 }
 
 /**
  * What the page says about itself (`metadata`): title, descriptions, Open Graph image and
- * icon, as the document has them now. Texts are cut at `maxText` characters; URLs are made
- * absolute, and kept only when http(s) and at most `maxUrl` characters (a data: icon is not a
- * URL a client can use). Runs in the page: what it returns is the page's, treated as data.
+ * icon, as the document has them now. Texts are cut at `maxText` characters (whitespace
+ * collapsed within the first `maxRaw`, so a text of 100 MB costs no more than a short one);
+ * URLs are made absolute, and kept only when http(s) and at most `maxUrl` characters (a data:
+ * icon is not a URL a client can use). What it returns is the page's, treated as data.
  */
-export function readMetadata(limits: { maxText: number; maxUrl: number }): {
+export function readMetadata(limits: { maxText: number; maxUrl: number; maxRaw: number }): {
   title: string | null;
   description: string | null;
   og: { title: string | null; description: string | null; image: string | null };
   icon_url: string | null;
 } {
   const text = (value: string | null | undefined): string | null => {
-    const t = (value ?? '').replace(/\s+/g, ' ').trim();
+    const t = (value ?? '').slice(0, limits.maxRaw).replace(/\s+/g, ' ').trim();
     return t === '' ? null : t.slice(0, limits.maxText);
   };
   const url = (value: string | null | undefined): string | null => {
-    if (!value) return null;
+    if (!value || value.length > limits.maxRaw) return null;
     try {
       const u = new URL(value, document.baseURI);
       if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
@@ -372,5 +392,72 @@ export function scrollToBox(box: { x: number; y: number; width: number; height: 
     left: Math.max(0, box.x + box.width / 2 - window.innerWidth / 2),
     top: Math.max(0, box.y + box.height / 2 - window.innerHeight / 2),
     behavior: 'instant',
+  });
+}
+
+/**
+ * `styles` and the ad list's hiding rules: a style element at the end of the document's head
+ * (the caller's CSS; the capture bypasses the page's CSP while it injects any).
+ */
+export function addStyle(css: string): void {
+  const style = document.createElement('style');
+  style.textContent = css;
+  (document.head ?? document.documentElement)?.append(style);
+}
+
+/**
+ * `scripts`, in the page's own world (it is there to change the page): the source runs as a
+ * classic script through the eval the document script `keepEval` kept before the page's own
+ * scripts ran (a page that replaced `eval` does not see the source), and a promise it ends with
+ * is awaited. Its value is never returned: the answer is null, or the first line of what it
+ * threw, at most `maxError` characters, copied with operators alone (nothing of the page's own
+ * built-ins, which it may have replaced, shapes it).
+ */
+export async function runScript(source: string, maxError: number): Promise<string | null> {
+  // `window`, not `globalThis`: the page can replace the latter, never the former.
+  const kept = (window as unknown as { __shotsmithEval?: unknown }).__shotsmithEval;
+  // Called through a variable: an indirect eval, in the global scope as a classic script.
+  // biome-ignore lint/security/noGlobalEval: the caller's own script, as a classic script
+  const run = (typeof kept === 'function' ? kept : window.eval) as (code: string) => unknown;
+  try {
+    const completion = run(source);
+    let pending = false;
+    try {
+      pending = completion instanceof Promise;
+    } catch {
+      // The page broke Promise: the script's end is not waited for.
+    }
+    if (pending) await completion;
+    return null;
+  } catch (err) {
+    let message: unknown = err;
+    try {
+      if (typeof err === 'object' && err !== null) message = (err as { message?: unknown }).message;
+    } catch {
+      message = '';
+    }
+    if (typeof message !== 'string') message = '';
+    const text = message as string;
+    let line = '';
+    for (let i = 0; i < text.length && i < maxError; i++) {
+      const c = text[i] as string;
+      if (c === '\n') break;
+      line += c;
+    }
+    return line;
+  }
+}
+
+/**
+ * The document script of `scripts`: the page's `eval` kept, before the page's own scripts
+ * run, where the page can neither replace nor remove it (runScript calls it).
+ */
+export function keepEval(): void {
+  Object.defineProperty(window, '__shotsmithEval', {
+    // biome-ignore lint/security/noGlobalEval: kept for runScript, not called here
+    value: window.eval,
+    writable: false,
+    configurable: false,
+    enumerable: false,
   });
 }

@@ -7,8 +7,8 @@ import { type SlotClient, SlotQueue } from './slot-queue.ts';
 const far = () => Date.now() + 60_000;
 const client = (id: string, maxConcurrent = 100): SlotClient => ({ id, maxConcurrent });
 
-function filled(slots: string[], maxQueued: number): SlotQueue<string> {
-  const queue = new SlotQueue<string>(maxQueued);
+function filled(slots: string[], maxQueued: number, minStartMs?: () => number): SlotQueue<string> {
+  const queue = new SlotQueue<string>({ maxQueued, ...(minStartMs ? { minStartMs } : {}) });
   for (const slot of slots) queue.release(slot);
   return queue;
 }
@@ -230,11 +230,155 @@ describe('SlotQueue', () => {
         queue.acquire(far(), undefined, c),
       );
       assert.equal(queue.queued, 6);
-      await assert.rejects(queue.acquire(far(), undefined, client('late')), {
+      // The list is full: a newcomer takes the place of the burst's newest waiter.
+      const late = queue.acquire(far(), undefined, client('late'));
+      await assert.rejects(waiting[2] as Promise<string>, { code: 'overloaded' });
+      assert.equal(queue.queued, 6);
+      queue.rejectAll(new Error('closing'));
+      for (const w of [...waiting.slice(0, 2), ...others, late]) {
+        await assert.rejects(w, /closing/);
+      }
+    });
+  });
+
+  describe('a full list under a flood', () => {
+    it('a client with nothing waiting takes the place of the newest waiter of the client with the most waiting', async () => {
+      const queue = filled(['a'], 4);
+      await queue.acquire(far(), undefined, client('x', 1));
+      const outcomes: string[] = [];
+      const watch = (name: string, p: Promise<string>) =>
+        p.then(
+          () => outcomes.push(`${name}:ok`),
+          (err: AppError) => outcomes.push(`${name}:${err.code}`),
+        );
+      const a = [1, 2].map((i) => watch(`A${i}`, queue.acquire(far(), undefined, client('A', 1))));
+      const b = [1].map((i) => watch(`B${i}`, queue.acquire(far(), undefined, client('B', 1))));
+      const c = [1].map((i) => watch(`C${i}`, queue.acquire(far(), undefined, client('C', 1))));
+      assert.equal(queue.queued, 4);
+      const light = watch('L1', queue.acquire(far(), undefined, client('L', 1)));
+      await sleep(0);
+      assert.deepEqual(outcomes, ['A2:overloaded'], "A's newest waiter made room");
+      assert.equal(queue.queued, 4);
+      // A client that already waits gets no such place.
+      await assert.rejects(queue.acquire(far(), undefined, client('L', 1)), {
         code: 'overloaded',
       });
+      queue.rejectAll(new AppError('overloaded', 'closing'));
+      await Promise.all([...a, ...b, ...c, light]);
+    });
+
+    it('the refused waiter answers 503 with Retry-After; the newcomer is served in turn', async () => {
+      const queue = filled(['a'], 2);
+      const first = await queue.acquire(far(), undefined, client('A', 1));
+      const a1 = queue.acquire(far(), undefined, client('A', 1));
+      const a2 = queue.acquire(far(), undefined, client('A', 1));
+      const light = queue.acquire(far(), undefined, client('L', 1));
+      await assert.rejects(a2, (err: unknown) => {
+        assert.ok(err instanceof AppError);
+        assert.equal(err.code, 'overloaded');
+        assert.deepEqual(err.headers, { 'Retry-After': '5' });
+        return true;
+      });
+      queue.release(first);
+      assert.equal(await a1, 'a');
+      queue.release('a');
+      assert.equal(await light, 'a');
+    });
+
+    it('among clients with one waiter each, the newest waiter of all makes room', async () => {
+      const queue = filled(['a'], 3);
+      await queue.acquire(far(), undefined, client('x', 1));
+      const light = queue.acquire(far(), undefined, client('L', 1));
+      const a = queue.acquire(far(), undefined, client('A', 1));
+      const b = queue.acquire(far(), undefined, client('B', 1));
+      // Flooders with nothing waiting keep arriving: each replaces the newest, never L.
+      const c = queue.acquire(far(), undefined, client('C', 1));
+      await assert.rejects(b, { code: 'overloaded' });
+      const d = queue.acquire(far(), undefined, client('D', 1));
+      await assert.rejects(c, { code: 'overloaded' });
+      assert.equal(queue.queued, 3);
+      queue.release('a');
+      assert.equal(await light, 'a');
       queue.rejectAll(new Error('closing'));
-      for (const w of [...waiting, ...others]) await assert.rejects(w, /closing/);
+      await assert.rejects(a, /closing/);
+      await assert.rejects(d, /closing/);
+    });
+  });
+
+  describe('a full list, one waiter each', () => {
+    it('the client that asked for the most lately makes room, not the newest waiter', async () => {
+      const queue = filled(['a'], 3);
+      await queue.acquire(far(), undefined, client('x', 1));
+      const outcomes = new Map<string, string>();
+      const watch = (name: string, p: Promise<string>) =>
+        p.then(
+          () => outcomes.set(name, 'ok'),
+          (err: Error) => outcomes.set(name, err.message),
+        );
+      // Two flooders wait and keep asking (refused: one waiter each at most in a list of 3).
+      const waiting = [watch('A', queue.acquire(far(), undefined, client('A', 1)))];
+      waiting.push(watch('B', queue.acquire(far(), undefined, client('B', 1))));
+      for (let i = 0; i < 5; i++) {
+        for (const id of ['A', 'B']) {
+          await assert.rejects(queue.acquire(far(), undefined, client(id, 1)));
+        }
+      }
+      // The light client's one capture takes the last place: it is the newest waiter.
+      waiting.push(watch('L', queue.acquire(far(), undefined, client('L', 1))));
+      // A new flooder with nothing waiting takes the place of a flooder's waiter, not L's.
+      waiting.push(watch('C', queue.acquire(far(), undefined, client('C', 1))));
+      await sleep(0);
+      assert.equal(queue.queued, 3);
+      assert.equal(outcomes.get('L'), undefined, 'L still waits');
+      assert.equal([outcomes.get('A'), outcomes.get('B')].filter(Boolean).length, 1);
+      queue.rejectAll(new Error('closing'));
+      await Promise.all(waiting);
+      assert.equal(outcomes.get('L'), 'closing');
+    });
+  });
+
+  describe('no render starts with less deadline left than a typical render', () => {
+    it('a capture that would wait with too little time left is refused at once', async () => {
+      const queue = filled(['a'], 2, () => 1_000);
+      await queue.acquire(far(), undefined, client('x', 1));
+      const started = Date.now();
+      await assert.rejects(
+        queue.acquire(Date.now() + 500, undefined, client('A', 1)),
+        (err: unknown) => {
+          assert.ok(err instanceof AppError);
+          assert.equal(err.code, 'overloaded');
+          assert.deepEqual(err.headers, { 'Retry-After': '5' });
+          return true;
+        },
+      );
+      assert.ok(Date.now() - started < 400, 'refused on arrival, not at its deadline');
+      assert.equal(queue.queued, 0);
+    });
+
+    it('a capture that finds a free slot starts, whatever its deadline', async () => {
+      const queue = filled(['a'], 2, () => 1_000);
+      assert.equal(await queue.acquire(Date.now() + 500), 'a');
+    });
+
+    it('a waiter whose time ran short leaves when its turn comes; the slot goes to the next', async () => {
+      let typical = 0;
+      const queue = filled(['a'], 4, () => typical);
+      await queue.acquire(far(), undefined, client('x', 1));
+      const short = queue.acquire(Date.now() + 2_000, undefined, client('A', 1));
+      const long = queue.acquire(far(), undefined, client('B', 1));
+      // Renders got slower while they waited: 2 s left is no longer enough.
+      typical = 3_000;
+      const started = Date.now();
+      queue.release('a');
+      await assert.rejects(short, { code: 'overloaded' });
+      assert.ok(Date.now() - started < 1_000, 'refused at once, not at its deadline');
+      assert.equal(await long, 'a');
+      assert.equal(queue.queued, 0);
+    });
+
+    it('no typical time yet (0): nothing is refused for time', async () => {
+      const queue = filled(['a'], 1, () => 0);
+      assert.equal(await queue.acquire(Date.now() + 10), 'a');
     });
   });
 });

@@ -11,11 +11,23 @@
  * slot per client ahead of it.
  *
  * A waiter leaves the list when its deadline passes (render_timeout) or its signal aborts (the
- * signal's reason); a full list refuses at once (overloaded, Retry-After). One named client may
- * hold at most half of the list, so a burst from one account cannot fill it and turn every
- * other account away with 503s.
+ * signal's reason). One named client may hold at most half of the list, so a burst from one
+ * account cannot fill it alone. A full list refuses (overloaded, Retry-After), except a client
+ * with nothing waiting: it takes the place of the newest waiter of the client with the most
+ * waiting, which gets the refusal instead. So accounts that keep the list full between them
+ * only ever turn each other away, never a client that sends one capture at a time.
+ *
+ * No render that had to wait starts with less deadline left than `minStartMs()` (the node's
+ * typical render time, render-times.ts): such a capture is refused at once (overloaded,
+ * Retry-After), when it arrives to a full node or when a slot would be handed to it, rather
+ * than hold a slot until it times out. A capture that finds a free slot always starts.
  */
 import { AppError } from '../../domain/errors.ts';
+
+/** How fast a client's recent demand fades: it halves every this many ms. */
+const DEMAND_HALF_LIFE_MS = 5_000;
+/** Clients whose recent demand is remembered (the least recently seen are forgotten first). */
+const DEMAND_CLIENTS = 10_000;
 
 /** setTimeout's largest delay; later deadlines are re-armed. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -30,6 +42,9 @@ export interface SlotClient {
 const ANONYMOUS: SlotClient = { id: '', maxConcurrent: Number.POSITIVE_INFINITY };
 
 interface Waiter<T> {
+  /** Arrival order. */
+  seq: number;
+  deadline: number;
   resolve(slot: T): void;
   reject(err: unknown): void;
   cleanup(): void;
@@ -47,6 +62,20 @@ export const queueFullError = (): AppError =>
 export const queueTimeoutError = (): AppError =>
   new AppError('render_timeout', 'render timed out while waiting for a free browser slot');
 
+export const tooLateError = (typicalMs: number): AppError =>
+  new AppError(
+    'overloaded',
+    `the render queue is too long: less time is left than a render takes here (${Math.ceil(typicalMs / 1000)} s)`,
+    { headers: { 'Retry-After': '5' } },
+  );
+
+export interface SlotQueueOptions {
+  /** Captures allowed to wait; 0 refuses any capture that finds every slot taken. */
+  maxQueued: number;
+  /** The shortest deadline left a render may start with, read at each start (0: any). */
+  minStartMs?: () => number;
+}
+
 export class SlotQueue<T> {
   readonly #idle: T[] = [];
   /** Clients with waiters, in turn order (a Map keeps insertion order). */
@@ -56,12 +85,17 @@ export class SlotQueue<T> {
   /** The client holding each slot handed out. */
   readonly #holders = new Map<T, string>();
   #queued = 0;
+  #arrivals = 0;
+  /** Each client's captures asked for lately (decaying), least recently seen first. */
+  readonly #demand = new Map<string, { score: number; at: number }>();
   readonly #maxQueued: number;
   readonly #maxQueuedPerClient: number;
+  readonly #minStartMs: () => number;
 
-  constructor(maxQueued: number) {
-    this.#maxQueued = maxQueued;
-    this.#maxQueuedPerClient = Math.max(1, Math.floor(maxQueued / 2));
+  constructor(options: SlotQueueOptions) {
+    this.#maxQueued = options.maxQueued;
+    this.#maxQueuedPerClient = Math.max(1, Math.floor(options.maxQueued / 2));
+    this.#minStartMs = options.minStartMs ?? (() => 0);
   }
 
   /** Requests waiting for a slot. */
@@ -81,17 +115,24 @@ export class SlotQueue<T> {
 
   acquire(deadline: number, signal?: AbortSignal, client: SlotClient = ANONYMOUS): Promise<T> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    this.#noteDemand(client.id);
     if (Date.now() >= deadline) return Promise.reject(queueTimeoutError());
     // A free slot while others wait means every waiting client is at its limit, so a client
-    // under its own limit passes none of them by taking it.
+    // under its own limit passes none of them by taking it. It starts whatever its deadline:
+    // a slot nobody waits for is taken from no one (admission is about the queue).
     if (this.#idle.length > 0 && this.heldBy(client.id) < client.maxConcurrent) {
       const free = this.#idle.shift() as T;
       this.#hand(free, client.id);
       return Promise.resolve(free);
     }
-    if (this.#queued >= this.#maxQueued) return Promise.reject(queueFullError());
+    // It would wait, and so start with even less time left: refused now, not at its deadline.
+    const late = this.#late(deadline);
+    if (late !== null) return Promise.reject(late);
     const waiting = this.#groups.get(client.id)?.waiters.length ?? 0;
     if (client !== ANONYMOUS && waiting >= this.#maxQueuedPerClient) {
+      return Promise.reject(queueFullError());
+    }
+    if (this.#queued >= this.#maxQueued && !(waiting === 0 && this.#makeRoom())) {
       return Promise.reject(queueFullError());
     }
     return new Promise<T>((resolve, reject) => {
@@ -117,6 +158,8 @@ export class SlotQueue<T> {
         timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
       };
       const waiter: Waiter<T> = {
+        seq: this.#arrivals++,
+        deadline,
         resolve,
         reject,
         cleanup: () => {
@@ -151,17 +194,86 @@ export class SlotQueue<T> {
     }
     for (const [clientId, group] of this.#groups) {
       if (this.heldBy(clientId) >= group.maxConcurrent) continue;
-      const waiter = group.waiters.shift() as Waiter<T>;
-      this.#queued--;
+      // Its longest waiter with time enough left for a render; the ones without leave now.
+      let waiter = group.waiters.shift();
+      while (waiter !== undefined) {
+        this.#queued--;
+        const late = this.#late(waiter.deadline);
+        if (late === null) break;
+        waiter.cleanup();
+        waiter.reject(late);
+        waiter = group.waiters.shift();
+      }
       // To the back of the rotation (or out of it, with nobody left waiting).
       this.#groups.delete(clientId);
       if (group.waiters.length > 0) this.#groups.set(clientId, group);
+      if (waiter === undefined) continue;
       this.#hand(slot, clientId);
       waiter.cleanup();
       waiter.resolve(slot);
       return;
     }
     this.#idle.push(slot);
+  }
+
+  /** The refusal of a render that would start with less time left than one takes, or null. */
+  #late(deadline: number): AppError | null {
+    const typical = this.#minStartMs();
+    return typical > 0 && deadline - Date.now() < typical ? tooLateError(typical) : null;
+  }
+
+  /**
+   * Refuses the newest waiter of the client with the most waiting to make room in a full
+   * list; false when nobody waits. Among clients with as many waiting (one each, when many
+   * clients flood a short list), the one that asked for the most captures lately goes
+   * first, then the newest waiter: flooding clients that turn each other away never take
+   * the place of a client sending one capture at a time.
+   */
+  #makeRoom(): boolean {
+    const now = Date.now();
+    let most: Group<T> | undefined;
+    let mostId = '';
+    let mostDemand = 0;
+    for (const [clientId, group] of this.#groups) {
+      const count = group.waiters.length;
+      const demand = this.#demandOf(clientId, now);
+      if (
+        most === undefined ||
+        count > most.waiters.length ||
+        (count === most.waiters.length &&
+          (demand > mostDemand ||
+            (demand === mostDemand &&
+              (group.waiters.at(-1)?.seq ?? 0) > (most.waiters.at(-1)?.seq ?? 0))))
+      ) {
+        most = group;
+        mostId = clientId;
+        mostDemand = demand;
+      }
+    }
+    const newest = most?.waiters.pop();
+    if (most === undefined || newest === undefined) return false;
+    this.#queued--;
+    if (most.waiters.length === 0) this.#groups.delete(mostId);
+    newest.cleanup();
+    newest.reject(queueFullError());
+    return true;
+  }
+
+  #demandOf(clientId: string, now: number): number {
+    const entry = this.#demand.get(clientId);
+    return entry ? entry.score * 2 ** (-(now - entry.at) / DEMAND_HALF_LIFE_MS) : 0;
+  }
+
+  #noteDemand(clientId: string): void {
+    const now = Date.now();
+    const score = this.#demandOf(clientId, now) + 1;
+    // Re-inserted, so the Map stays in order of last sight and the oldest is dropped first.
+    this.#demand.delete(clientId);
+    this.#demand.set(clientId, { score, at: now });
+    if (this.#demand.size > DEMAND_CLIENTS) {
+      const oldest = this.#demand.keys().next().value;
+      if (oldest !== undefined) this.#demand.delete(oldest);
+    }
   }
 
   #hand(slot: T, clientId: string): void {
