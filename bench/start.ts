@@ -68,6 +68,8 @@ function spawnService(dataDir: string, env: Record<string, string>): Promise<Ser
         NODE_ENV: 'production',
         // A local instance: production settings otherwise (no pretty logs, no dev paths).
         LOCAL_BILLING_IN_PRODUCTION: '1',
+        // Required in production; the bench's own, never a real deployment's.
+        SERVER_SECRET: 'bench-server-secret-0123456789abcdef',
         ...env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

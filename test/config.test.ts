@@ -71,6 +71,32 @@ describe('configuration at boot', () => {
     await removeDataDir(dir);
   });
 
+  it('stops a production boot without SERVER_SECRET, naming it; starts with one', async () => {
+    const dir = await longDataDir('cfg');
+    const production = { DATA_DIR: dir, NODE_ENV: 'production', LOCAL_BILLING_IN_PRODUCTION: '1' };
+    const { code, stderr } = await boot(production);
+    assert.equal(code, 78, stderr);
+    assert.match(stderr, /invalid configuration/);
+    assert.match(stderr, /SERVER_SECRET is required with NODE_ENV=production/);
+    // Outside production the same boot goes past configuration (a secret is kept in the
+    // database). It is stopped before it listens by a bad PLANS_FILE, read after the config.
+    const missing = path.join(dir, 'no-such-plans.json');
+    const dev = await boot({ DATA_DIR: dir, PLANS_FILE: missing });
+    assert.equal(dev.code, 78, dev.stderr);
+    assert.doesNotMatch(dev.stderr, /SERVER_SECRET/);
+    assert.match(dev.stderr, /cannot read/);
+    // With a secret, production goes past configuration too, and stops at the same file.
+    const withSecret = await boot({
+      ...production,
+      SERVER_SECRET: 'x'.repeat(40),
+      PLANS_FILE: missing,
+    });
+    assert.equal(withSecret.code, 78, withSecret.stderr);
+    assert.doesNotMatch(withSecret.stderr, /SERVER_SECRET/);
+    assert.match(withSecret.stderr, /cannot read/);
+    await removeDataDir(dir);
+  });
+
   it('refuses a PLANS_FILE with unknown plans, fields or bad values', async () => {
     const dir = await longDataDir('cfg');
     const file = path.join(dir, 'plans.json');

@@ -4,11 +4,15 @@ import { createEgress } from '../src/adapters/browser/egress/guard.ts';
 import {
   type CaptureInput,
   cacheKeyFor,
+  credentialDigest,
   resolveCaptureOptions,
 } from '../src/domain/captures/capture-options.ts';
 import { RequestResolutions } from '../src/domain/captures/request-resolutions.ts';
 import { isAppError } from '../src/domain/errors.ts';
 import { DEFAULT_PLANS, type Plan } from '../src/domain/plans.ts';
+import { createSecretDeriver } from '../src/lib/server-secret.ts';
+
+const DIGEST = credentialDigest(createSecretDeriver('test server secret '.repeat(2)));
 
 // Only resolution and the screen run here (no DNS, no connection): the names and
 // addresses below are never reached.
@@ -23,7 +27,7 @@ function resolutions(ownAddresses: string[] = []) {
     },
     interfaceAddresses: () => ownAddresses,
   });
-  return new RequestResolutions(guard);
+  return new RequestResolutions(guard, DIGEST);
 }
 
 const owner = (plan: Plan) => ({ plan, cacheOwner: `user:1:${plan.name}` });
@@ -50,7 +54,7 @@ test('a repeat is answered with what the request resolves to anew', () => {
   assert.equal(again.cacheTtlMs, anew.cacheTtlMs);
   assert.equal(
     again.cacheKey,
-    cacheKeyFor('user:1:pro', { ...anew.render, cacheTtlMs: anew.cacheTtlMs }),
+    cacheKeyFor('user:1:pro', { ...anew.render, cacheTtlMs: anew.cacheTtlMs }, DIGEST),
   );
   assert.equal(again.url.href, url.href);
 });

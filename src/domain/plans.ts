@@ -17,6 +17,12 @@ export interface Plan {
   /** Capture requests per minute per account; null means no per-minute limit. */
   rate_per_minute: number | null;
   /**
+   * Signed render link requests per minute per API key, a window of their own (a link is
+   * public, so strangers replaying it must not use up the account's capture rate); null
+   * means no per-minute limit. The demo has no keys and no links.
+   */
+  link_requests_per_minute: number | null;
+  /**
    * Requests per hour per client IP, refused and failed ones included; only the demo uses
    * it (its daily allowance counts only successful captures).
    */
@@ -56,6 +62,7 @@ export const DEFAULT_PLANS: PlanTable = {
     monthly_quota: null,
     daily_quota: DEMO_DAILY_QUOTA,
     rate_per_minute: null,
+    link_requests_per_minute: null,
     requests_per_hour: DEMO_REQUESTS_PER_HOUR,
     concurrent_renders: 1,
     max_width: 1280,
@@ -74,6 +81,7 @@ export const DEFAULT_PLANS: PlanTable = {
     monthly_quota: 100,
     daily_quota: null,
     rate_per_minute: 5,
+    link_requests_per_minute: 60,
     requests_per_hour: null,
     concurrent_renders: 1,
     max_width: 1920,
@@ -92,6 +100,7 @@ export const DEFAULT_PLANS: PlanTable = {
     monthly_quota: 5000,
     daily_quota: null,
     rate_per_minute: 60,
+    link_requests_per_minute: 600,
     requests_per_hour: null,
     concurrent_renders: 4,
     max_width: 3840,
@@ -127,6 +136,7 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
   monthly_quota: positiveIntOrNull(BOUNDS.planFields.maxQuota),
   daily_quota: positiveIntOrNull(BOUNDS.planFields.maxQuota),
   rate_per_minute: positiveIntOrNull(BOUNDS.planFields.maxRatePerMinute),
+  link_requests_per_minute: positiveIntOrNull(BOUNDS.planFields.maxRatePerMinute),
   requests_per_hour: positiveIntOrNull(BOUNDS.planFields.maxRequestsPerHour),
   concurrent_renders: positiveInt(BOUNDS.planFields.maxConcurrentRenders),
   max_width: positiveInt(BOUNDS.planFields.maxViewport),

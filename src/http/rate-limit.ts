@@ -12,6 +12,7 @@ import { requireAccount, requireApiKey } from './auth.ts';
  */
 export class RateLimits {
   private readonly capture = new Map<PlanName, WindowCounter>();
+  private readonly links = new Map<PlanName, WindowCounter>();
   private readonly other: WindowCounter;
   private readonly ctx: DomainContext;
 
@@ -25,16 +26,30 @@ export class RateLimits {
   }
 
   captureCounter(plan: PlanName): WindowCounter | null {
-    const limit = this.ctx.plans[plan].rate_per_minute;
+    return this.perPlan(this.capture, 'capture', plan, this.ctx.plans[plan].rate_per_minute);
+  }
+
+  /** Signed render links: per key, apart from the account's capture rate. */
+  linkCounter(plan: PlanName): WindowCounter | null {
+    const limit = this.ctx.plans[plan].link_requests_per_minute;
+    return this.perPlan(this.links, 'link', plan, limit);
+  }
+
+  private perPlan(
+    counters: Map<PlanName, WindowCounter>,
+    name: string,
+    plan: PlanName,
+    limit: number | null,
+  ): WindowCounter | null {
     if (limit === null) return null;
-    let counter = this.capture.get(plan);
+    let counter = counters.get(plan);
     if (!counter) {
       counter = this.ctx.counters.create({
-        name: `capture-${plan}`,
+        name: `${name}-${plan}`,
         limit,
         windowMs: BOUNDS.rates.windowMs,
       });
-      this.capture.set(plan, counter);
+      counters.set(plan, counter);
     }
     return counter;
   }
@@ -45,6 +60,19 @@ export class RateLimits {
       const { user } = requireApiKey(request);
       const counter = this.captureCounter(user.plan);
       if (counter) await enforce(counter, String(user.id), user.plan, reply);
+    };
+  }
+
+  /**
+   * onRequest hook for GET /v1/render (after the link's signature is checked): the key's own
+   * window of link requests. A link is public, so its replays never draw on the account's
+   * capture rate: a stranger replaying it cannot lock its owner's API calls out.
+   */
+  linkHook() {
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const { key, user } = requireApiKey(request);
+      const counter = this.linkCounter(user.plan);
+      if (counter) await enforce(counter, String(key.id), user.plan, reply, 'link requests');
     };
   }
 
@@ -81,6 +109,7 @@ async function enforce(
   key: string,
   plan: string,
   reply: FastifyReply,
+  what = 'requests',
 ): Promise<void> {
   const state = await counter.take(key);
   reply.headers(rateHeaders(counter.limit, state));
@@ -88,7 +117,7 @@ async function enforce(
   const retryAfter = Math.max(1, Math.ceil((state.resetAt - Date.now()) / 1000));
   throw new AppError('rate_limited', 'rate limit exceeded', {
     body: {
-      message: `Rate limit of ${counter.limit} requests per minute exceeded; retry after ${retryAfter} seconds.`,
+      message: `Rate limit of ${counter.limit} ${what} per minute exceeded; retry after ${retryAfter} seconds.`,
       success: false,
       limit: counter.limit,
       used: counter.limit,

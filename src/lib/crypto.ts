@@ -1,4 +1,11 @@
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hash,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -49,4 +56,41 @@ export function bytesToBase62(bytes: Uint8Array, width: number): string {
   }
   if (n !== 0n) throw new RangeError(`${bytes.length} bytes do not fit ${width} base62 digits`);
   return out;
+}
+
+/** HMAC-SHA256 of a text, in hex. */
+export const hmacSha256Hex = (key: Uint8Array, value: string): string =>
+  createHmac('sha256', key).update(value).digest('hex');
+
+const SEALED_PREFIX = 'v1.';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * Encrypts a text with AES-256-GCM under a 32-byte key: `v1.` + base64url of IV, ciphertext
+ * and tag. `context` is authenticated but not stored: the same context must open it, so a
+ * sealed value copied to another row (another context) does not open there.
+ */
+export function seal(key: Uint8Array, plaintext: string, context: string): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(context));
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return SEALED_PREFIX + Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url');
+}
+
+/** The text `seal` encrypted, or null when it does not open (another key or context, altered). */
+export function unseal(key: Uint8Array, sealed: string, context: string): string | null {
+  if (!sealed.startsWith(SEALED_PREFIX)) return null;
+  const bytes = Buffer.from(sealed.slice(SEALED_PREFIX.length), 'base64url');
+  if (bytes.length < IV_BYTES + TAG_BYTES) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, IV_BYTES));
+    decipher.setAAD(Buffer.from(context));
+    decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+    const body = bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES);
+    return Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
 }

@@ -1,13 +1,17 @@
 /**
  * GET /v1/render, signed render links (docs/api.md, "Signed render links"), through the real
  * HTTP surface on both databases: a good link is a capture under the key's account (302 to
- * the image, quota, cache); every refusal; the signing secret replaced; accounts kept apart.
+ * the image, cache; a render costs a unit, a hit none); every refusal; the signing secret
+ * replaced; accounts kept apart; the key's own window of link requests.
  */
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { after, before, describe, it } from 'node:test';
 import { type QueryPair, signedQueryString } from '../../src/lib/signed-query.ts';
 import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
+import { type FixtureSite, imageSize, page, sleep, startSite } from '../helpers/fixtures.ts';
+import { serviceSkip, TEST_REDIS_URL } from '../helpers/services.ts';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
@@ -71,15 +75,15 @@ describeEachDatabase('signed render links', (db) => {
     const image = Buffer.from(await (await fetch(location)).arrayBuffer());
     assert.deepEqual(imageSize(image), { format: 'png', width: 320, height: 200 });
     assert.equal(await used(a.key), 1);
-    // The same link again: a cache hit, the same image, counted like a capture.
+    // The same link again: a cache hit, the same image, and free (a link costs renders).
     const again = await get(path);
     assert.equal(again.status, 302);
     assert.equal(again.headers.get('x-cache'), 'HIT');
     assert.equal(again.headers.get('location'), location);
-    assert.equal(await used(a.key), 2);
+    assert.equal(await used(a.key), 1);
     // HEAD (a link checker) neither captures nor counts.
     assert.notEqual((await get(path, { method: 'HEAD' })).status, 302);
-    assert.equal(await used(a.key), 2);
+    assert.equal(await used(a.key), 1);
   });
 
   it('takes options with the body names: lists repeated, booleans and numbers as text', async () => {
@@ -201,8 +205,8 @@ describeEachDatabase('signed render links', (db) => {
     assert.equal((await get(before)).status, 401, 'the old secret is refused');
     const renewed = link({ id: a.id, signing_secret: body.signing_secret }, [url, ...small]);
     assert.equal((await get(renewed)).status, 302);
-    // The API key itself is unchanged by a new signing secret.
-    assert.equal(await used(a.key), 2);
+    // The API key itself is unchanged by a new signing secret (the second link was a hit).
+    assert.equal(await used(a.key), 1);
     assert.equal(
       (await t.fetch(`/v1/keys/${a.id}`, { method: 'DELETE', cookie: a.cookie })).status,
       200,
@@ -236,47 +240,188 @@ describeEachDatabase('signed render links', (db) => {
   });
 });
 
-describeEachDatabase('signed render links: limits', (db) => {
-  let t: TestApp;
-  let site: FixtureSite;
-  before(async () => {
-    site = await startSite({ '/': page('<h1>rate</h1>') });
-    t = await startApp({
-      db,
-      env: { EGRESS_ALLOWLIST: site.hostPort },
-      plans: { free: { rate_per_minute: 2 }, pro: { monthly_quota: 1 } },
+/**
+ * What a link costs (docs/api.md, "Signed render links"; issue 29), on every
+ * limits backend: the memory counters (SQLite), the PostgreSQL table, Redis. A link is
+ * public, so its replays must neither spend its owner's quota nor lock its owner's API
+ * calls out: a hit is free, a render costs one unit, and link requests draw on the key's
+ * own per-minute window (Free 60), never on the account's capture rate.
+ */
+const COST_VARIANTS = [
+  { name: 'sqlite, memory counters', db: 'sqlite', redis: false },
+  { name: 'postgres, counters in the database', db: 'postgres', redis: false },
+  { name: 'sqlite, Redis counters', db: 'sqlite', redis: true },
+] as const;
+
+for (const variant of COST_VARIANTS) {
+  describe(`signed render links: what they cost [${variant.name}]`, async () => {
+    const skip =
+      (variant.db === 'postgres' && (await serviceSkip('postgres'))) ||
+      (variant.redis && (await serviceSkip('redis')));
+    if (skip) {
+      it('skipped', { skip }, () => {});
+      return;
+    }
+    let t: TestApp;
+    let site: FixtureSite;
+    /** The app's clock runs this far ahead of the real one (a cache entry outlived). */
+    let ahead = 0;
+    before(async () => {
+      site = await startSite({ '/': page('<h1>cost</h1>'), '/slow': slowPage });
+      t = await startApp({
+        db: variant.db,
+        clock: () => Date.now() + ahead,
+        env: {
+          EGRESS_ALLOWLIST: site.hostPort,
+          ...(variant.redis
+            ? {
+                REDIS_URL: TEST_REDIS_URL,
+                REDIS_PREFIX: `links-${randomBytes(4).toString('hex')}:`,
+              }
+            : {}),
+        },
+        // A capture rate far below the link window: were links drawing on it, the third
+        // replay would be a 429 and the owner's own captures after them too.
+        plans: {
+          free: { rate_per_minute: 2, monthly_quota: 2 },
+          pro: { rate_per_minute: 2 },
+        },
+      });
+    });
+    after(async () => {
+      await t?.close();
+      await site?.close();
+    });
+
+    const account = async (plan: 'free' | 'pro' = 'free') => {
+      const u = await signUp(t);
+      if (plan === 'pro') await t.deps.ctx.store.users.setPlan(u.id, 'pro', Date.now());
+      return { ...u, ...(await createKey(t, u.cookie)) };
+    };
+    const linkFor = (key: { id: number; signing_secret: string }, path = '/') =>
+      `/v1/render?${signedQueryString(key.signing_secret, [
+        ['url', `${site.origin}${path}`],
+        ['width', '320'],
+        ['height', '200'],
+        ['key_id', String(key.id)],
+        ['expires', String(nowSeconds() + 3600)],
+      ])}`;
+    const get = (path: string) => fetch(`${t.url}${path}`, { redirect: 'manual' });
+    const used = async (apiKey: string) => {
+      const res = await t.fetch('/v1/usage', { headers: { 'x-api-key': apiKey } });
+      assert.equal(res.status, 200, 'the owner reads its usage');
+      return ((await res.json()) as { used: number }).used;
+    };
+    const capture = (apiKey: string) =>
+      t.fetch('/v1/screenshots', {
+        method: 'POST',
+        headers: { 'x-api-key': apiKey },
+        json: { url: `${site.origin}/?api`, width: 320, height: 200 },
+      });
+
+    it('a link replayed 100 times renders once and costs one unit; the owner still captures', async () => {
+      const a = await account('pro');
+      const path = linkFor(a, '/slow?replayed');
+      const before = site.hits.get('/slow') ?? 0;
+      // Ten at once on a cold cache: one renders, the others join it.
+      const first = await Promise.all(Array.from({ length: 10 }, () => get(path)));
+      const rest: Response[] = [];
+      for (let i = 0; i < 90; i++) rest.push(await get(path));
+      const all = [...first, ...rest];
+      assert.deepEqual(
+        [...new Set(all.map((r) => r.status))],
+        [302],
+        'every replay is answered with the image',
+      );
+      assert.equal(new Set(all.map((r) => r.headers.get('location'))).size, 1, 'one image');
+      assert.equal(all.filter((r) => r.headers.get('x-cache') === 'MISS').length, 1);
+      assert.equal((site.hits.get('/slow') ?? 0) - before, 1, 'the page was loaded once');
+      assert.equal(await used(a.key), 1, 'one render, one unit');
+      // The account's capture rate (2 a minute here) is untouched by the 100 link requests.
+      for (let i = 0; i < 2; i++) assert.equal((await capture(a.key)).status, 201);
+      assert.equal(await used(a.key), 3, 'the API counts its hits, as ever');
+    });
+
+    it('the 61st link request of a key in a minute is 429; the owner, and its other keys, go on', async () => {
+      const a = await account();
+      const path = linkFor(a);
+      const statuses: number[] = [];
+      for (let i = 0; i < 60; i++) statuses.push((await get(path)).status);
+      assert.deepEqual([...new Set(statuses)], [302], 'the first 60 pass');
+      const refused = await get(path);
+      assert.equal(refused.status, 429);
+      assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+      assert.equal(refused.headers.get('x-ratelimit-limit'), '60');
+      assert.equal(refused.headers.get('x-ratelimit-remaining'), '0');
+      const body = (await refused.json()) as Record<string, unknown>;
+      assert.equal(body.error, 'rate limit exceeded');
+      assert.equal(body.limit, 60);
+      assert.equal(body.used, 60);
+      assert.equal(body.remaining, 0);
+      assert.equal(body.plan, 'free');
+      assert.match(String(body.message), /^Rate limit of 60 link requests per minute exceeded/);
+      // The owner's own API calls draw on windows the links never touched.
+      assert.equal((await capture(a.key)).status, 201);
+      assert.equal(await used(a.key), 2, "one link render and the owner's capture");
+      // The window is the key's: another key of the account signs links that still work.
+      const other = await createKey(t, a.cookie, 'second');
+      const again = await get(linkFor(other));
+      assert.equal(again.status, 302);
+      assert.equal(again.headers.get('x-cache'), 'HIT', "the account's cache, free");
+    });
+
+    it('a render costs a unit and a hit none: at the end of the quota, hits still pass', async () => {
+      const a = await account(); // 2 units a month here
+      const one = linkFor(a, '/?one');
+      const two = linkFor(a, '/?two');
+      assert.equal((await get(one)).headers.get('x-cache'), 'MISS');
+      assert.equal((await get(one)).headers.get('x-cache'), 'HIT');
+      assert.equal(await used(a.key), 1);
+      assert.equal((await get(two)).status, 302);
+      assert.equal(await used(a.key), 2);
+      // Spent: a link that would render is refused before it renders, a cached one is free.
+      const hitsBefore = site.hits.get('/') ?? 0;
+      const refused = await get(linkFor(a, '/?three'));
+      assert.equal(refused.status, 402);
+      const body = (await refused.json()) as Record<string, unknown>;
+      assert.deepEqual(
+        [body.error, body.plan, body.used, body.limit],
+        ['monthly quota exceeded', 'free', 2, 2],
+      );
+      assert.equal(site.hits.get('/') ?? 0, hitsBefore, 'nothing rendered');
+      for (let i = 0; i < 5; i++) assert.equal((await get(one)).status, 302);
+      assert.equal(await used(a.key), 2);
+    });
+
+    it('a link whose cache entry expired renders again and costs a unit', async () => {
+      const a = await account('pro');
+      const path = linkFor(a, '/?expiring');
+      assert.equal((await get(path)).headers.get('x-cache'), 'MISS');
+      assert.equal((await get(path)).headers.get('x-cache'), 'HIT');
+      assert.equal(await used(a.key), 1);
+      ahead += 16 * 60_000; // past the 15-minute cache
+      const later = await get(path);
+      assert.equal(later.status, 302);
+      assert.equal(later.headers.get('x-cache'), 'MISS');
+      assert.equal(await used(a.key), 2);
+      assert.equal((await get(path)).headers.get('x-cache'), 'HIT');
+      assert.equal(await used(a.key), 2);
+    });
+
+    it('quota stays exact: with 2 units left, 6 different links at once render exactly 2', async () => {
+      const a = await account(); // 2 units a month here
+      const answers = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => get(linkFor(a, `/?burst=${i}`))),
+      );
+      const statuses = answers.map((r) => r.status).sort();
+      assert.deepEqual(statuses, [302, 302, 402, 402, 402, 402]);
+      assert.equal(await used(a.key), 2);
     });
   });
-  after(async () => {
-    await t?.close();
-    await site?.close();
-  });
+}
 
-  const linkFor = (key: { id: number; signing_secret: string }) =>
-    `/v1/render?${signedQueryString(key.signing_secret, [
-      ['url', `${site.origin}/`],
-      ['width', '320'],
-      ['height', '200'],
-      ['key_id', String(key.id)],
-      ['expires', String(nowSeconds() + 600)],
-    ])}`;
-  const statuses = async (path: string, n: number) => {
-    const out: number[] = [];
-    for (let i = 0; i < n; i++) {
-      out.push((await fetch(`${t.url}${path}`, { redirect: 'manual' })).status);
-    }
-    return out;
-  };
-
-  it("draws on the account's per-minute rate like a capture", async () => {
-    const { cookie } = await signUp(t);
-    assert.deepEqual(await statuses(linkFor(await createKey(t, cookie)), 3), [302, 302, 429]);
-  });
-
-  it("draws on the account's monthly quota like a capture: 402 when it is spent", async () => {
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    const path = linkFor(await createKey(t, p.cookie));
-    assert.deepEqual(await statuses(path, 2), [302, 402]);
-  });
-});
+/** A page that takes a moment, so that identical link requests overlap its render. */
+async function slowPage(_req: IncomingMessage, res: ServerResponse): Promise<void> {
+  await sleep(500);
+  res.writeHead(200, { 'content-type': 'text/html' }).end(page('<h1>slow</h1>'));
+}

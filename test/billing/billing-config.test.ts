@@ -8,6 +8,9 @@ const STRIPE = {
   STRIPE_PRICE_ID: 'price_123',
 };
 
+/** A production environment with its required server secret. */
+const PRODUCTION = { NODE_ENV: 'production', SERVER_SECRET: 'x'.repeat(32) };
+
 function problems(env: Record<string, string>): string[] {
   try {
     loadConfig(env);
@@ -58,25 +61,24 @@ test('Stripe settings are all or none, and look like what they are', () => {
 
 test('production refuses the local provider unless LOCAL_BILLING_IN_PRODUCTION=1, never beside Stripe', () => {
   assert.match(
-    problems({ NODE_ENV: 'production' }).join('\n'),
+    problems({ ...PRODUCTION }).join('\n'),
     /local billing provider is refused with NODE_ENV=production.*LOCAL_BILLING_IN_PRODUCTION=1/,
   );
   // Naming the provider is not enough: only the explicit switch says the operator means it.
   assert.match(
-    problems({ NODE_ENV: 'production', BILLING_PROVIDER: 'local' }).join('\n'),
+    problems({ ...PRODUCTION, BILLING_PROVIDER: 'local' }).join('\n'),
     /LOCAL_BILLING_IN_PRODUCTION=1/,
   );
   assert.match(
-    problems({ NODE_ENV: 'production', LOCAL_BILLING_IN_PRODUCTION: '0' }).join('\n'),
+    problems({ ...PRODUCTION, LOCAL_BILLING_IN_PRODUCTION: '0' }).join('\n'),
     /LOCAL_BILLING_IN_PRODUCTION=1/,
   );
-  assert.deepEqual(
-    loadConfig({ NODE_ENV: 'production', LOCAL_BILLING_IN_PRODUCTION: '1' }).billing,
-    { provider: 'local' },
-  );
+  assert.deepEqual(loadConfig({ ...PRODUCTION, LOCAL_BILLING_IN_PRODUCTION: '1' }).billing, {
+    provider: 'local',
+  });
   assert.deepEqual(
     loadConfig({
-      NODE_ENV: 'production',
+      ...PRODUCTION,
       BILLING_PROVIDER: 'local',
       LOCAL_BILLING_IN_PRODUCTION: '1',
     }).billing,
@@ -85,13 +87,13 @@ test('production refuses the local provider unless LOCAL_BILLING_IN_PRODUCTION=1
   assert.match(
     problems({
       ...STRIPE,
-      NODE_ENV: 'production',
+      ...PRODUCTION,
       BILLING_PROVIDER: 'local',
       LOCAL_BILLING_IN_PRODUCTION: '1',
     }).join('\n'),
     /refused in production while Stripe is configured/,
   );
-  assert.equal(loadConfig({ ...STRIPE, NODE_ENV: 'production' }).billing.provider, 'stripe');
+  assert.equal(loadConfig({ ...STRIPE, ...PRODUCTION }).billing.provider, 'stripe');
   // Outside production the switch changes nothing.
   assert.deepEqual(loadConfig({ NODE_ENV: 'development' }).billing, { provider: 'local' });
 });

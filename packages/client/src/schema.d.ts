@@ -133,6 +133,8 @@ export interface paths {
                                 monthly_quota: number | null;
                                 daily_quota: number | null;
                                 rate_per_minute: number | null;
+                                /** @description Signed render link requests per minute per API key, a window apart from rate_per_minute. */
+                                link_requests_per_minute: number | null;
                                 concurrent_renders: number;
                                 max_width: number;
                                 max_height: number;
@@ -1569,7 +1571,7 @@ export interface paths {
         };
         /**
          * Signed render link: capture, then redirect to the hosted image
-         * @description For `<img src>` in pages and emails. The capture options are query parameters with the body's names and rules (a list is repeated parameters; clip, headers, cookies, http_auth, response_type and metadata are not allowed), plus `key_id`, `expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex HMAC-SHA256 of the canonical query (every parameter but `signature`, each name and value percent-encoded as RFC 3986, sorted by name then value, joined with `&`), keyed with the key's signing secret. Counts like a capture.
+         * @description For `<img src>` in pages and emails. The capture options are query parameters with the body's names and rules (a list is repeated parameters; clip, headers, cookies, http_auth, response_type, metadata, async and webhook_url are not allowed), plus `key_id`, `expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex HMAC-SHA256 of the canonical query (every parameter but `signature`, each name and value percent-encoded as RFC 3986, sorted by name then value, joined with `&`), keyed with the key's signing secret. A link answered from the result cache costs no quota unit; one that renders costs one. Link requests draw on the key's own per-minute window (the plan's link_requests_per_minute), not on the account's capture rate. A link with fresh=true (Pro) renders, and costs a unit, on every request.
          */
         get: {
             parameters: {

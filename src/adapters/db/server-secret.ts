@@ -8,8 +8,8 @@ const ROW = 'server-secret';
  * The server secret signing secrets are derived from: SERVER_SECRET when set, else one made
  * at random by the first node to start and kept in the database, so every node of a
  * deployment agrees without configuration. The database copy means a database dump alone
- * is enough to recreate every signing secret; production deployments set SERVER_SECRET
- * (docs/deployment.md, "Secrets"), and start warns when they do not.
+ * is enough to recreate every signing secret; with NODE_ENV=production SERVER_SECRET is
+ * required (the boot stops without it: docs/deployment.md, "Secrets").
  */
 export async function loadServerSecret(
   db: Kysely<Database>,

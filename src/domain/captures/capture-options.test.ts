@@ -1,14 +1,20 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createSecretDeriver } from '../../lib/server-secret.ts';
 import { isAppError } from '../errors.ts';
 import { DEFAULT_PLANS } from '../plans.ts';
 import {
   CAPTURE_OPTIONS,
   type CaptureInput,
   CaptureRequest,
-  cacheKeyFor,
+  credentialDigest,
+  cacheKeyFor as keyWith,
   resolveCaptureOptions,
 } from './capture-options.ts';
+import type { KeyedOptions } from './options/define.ts';
+
+const DIGEST = credentialDigest(createSecretDeriver('test server secret '.repeat(2)));
+const cacheKeyFor = (owner: string, options: KeyedOptions) => keyWith(owner, options, DIGEST);
 
 const url = new URL('https://example.com/a');
 const resolve = (input: Omit<CaptureInput, 'url'>, plan = DEFAULT_PLANS.pro) =>
@@ -174,7 +180,8 @@ test('the cache key covers the owner and every option that changes the image', (
 test('cache keys are the same as the last release computed: stored entries keep serving', () => {
   // Taken from the code before the key's parts were ordered once at load instead of on
   // every call. A change here makes every stored entry a miss after an upgrade: if that is
-  // meant, say so in the release notes.
+  // meant, say so in the release notes. (Keys of requests with headers, cookies or
+  // http_auth changed once, on purpose, when credentials became an HMAC: issue 29.)
   assert.equal(
     cacheKeyFor('user:1:pro', resolve({}).render),
     'fd46b6f6c3fb4d08368524ee2376dff3f5574818d53a2ab0b5452a117d5a744d',
@@ -184,12 +191,11 @@ test('cache keys are the same as the last release computed: stored entries keep 
     width: 800,
     full_page: true,
     block_ads: true,
-    headers: { 'X-A': 'b' },
     cache_ttl: 60,
   });
   assert.equal(
     cacheKeyFor('user:1:pro', { ...many.render, cacheTtlMs: many.cacheTtlMs }),
-    '2895597da874a5ca9ca3f139a9f5184d36f44af4d1b6f8721bf4c0692d9a2fba',
+    '06d04d0f19e6f0e84742cb28d3ac0659efbb5701705b3218381cfb56c027e735',
   );
 });
 
@@ -283,6 +289,33 @@ test('clip: not with full_page or selector', () => {
   assert.equal(refusal({ clip, full_page: true }, DEFAULT_PLANS.pro), message);
   assert.equal(refusal({ clip, selector: '#a' }, DEFAULT_PLANS.pro), message);
   assert.deepEqual(resolve({ clip }).render.clip, clip);
+});
+
+test('credentials enter the cache key only as an HMAC keyed from the server secret', () => {
+  const otherDigest = credentialDigest(createSecretDeriver('another server secret '.repeat(2)));
+  const credentialed: Array<Omit<CaptureInput, 'url'>> = [
+    { headers: { Authorization: 'Bearer s3cr3t-token' } },
+    { cookies: [{ name: 'session', value: 's3cr3t-cookie' }] },
+    { http_auth: { username: 'u', password: 's3cr3t-password' } },
+  ];
+  for (const input of credentialed) {
+    const { render, cacheTtlMs } = resolve(input);
+    const options = { ...render, cacheTtlMs };
+    // Without the server secret the key cannot be recomputed, so a copy of the records is no
+    // oracle for guessing a password: the same request under another secret has another key.
+    assert.notEqual(keyWith('u', options, DIGEST), keyWith('u', options, otherDigest));
+    const parts = CAPTURE_OPTIONS.map((o) => JSON.stringify(o.cacheKey(options, DIGEST) ?? null));
+    assert.ok(
+      parts.every((part) => !part.includes('s3cr3t')),
+      `no credential in the clear among the key's parts: ${JSON.stringify(input)}`,
+    );
+  }
+  // Requests without credentials keep their keys whatever the secret.
+  const { render, cacheTtlMs } = resolve({ width: 800 });
+  assert.equal(
+    keyWith('u', { ...render, cacheTtlMs }, DIGEST),
+    keyWith('u', { ...render, cacheTtlMs }, otherDigest),
+  );
 });
 
 test('request options: normalised, so equal requests share a cache entry', () => {

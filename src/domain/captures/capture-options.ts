@@ -1,5 +1,6 @@
 import { type Static, type TOptional, Type } from 'typebox';
-import { sha256Hex } from '../../lib/crypto.ts';
+import { hmacSha256Hex, sha256Hex } from '../../lib/crypto.ts';
+import type { SecretDeriver } from '../../lib/server-secret.ts';
 import type { Plan } from '../plans.ts';
 import { asyncCapture } from './options/async.ts';
 import { blockAds } from './options/block-ads.ts';
@@ -12,7 +13,12 @@ import { click } from './options/click.ts';
 import { clip } from './options/clip.ts';
 import { cookies } from './options/cookies.ts';
 import { darkMode } from './options/dark-mode.ts';
-import type { CaptureOption, KeyedOptions, ResolvedCapture } from './options/define.ts';
+import type {
+  CaptureOption,
+  CredentialDigest,
+  KeyedOptions,
+  ResolvedCapture,
+} from './options/define.ts';
 import { delay } from './options/delay.ts';
 import { device } from './options/device.ts';
 import { deviceScaleFactor } from './options/device-scale-factor.ts';
@@ -165,10 +171,21 @@ const OPTIONS_BY_NAME: readonly CaptureOption[] = [
 /**
  * The result-cache key: a hash (never a slug) of the owner and every option's part, so one
  * account's image is never served to another and different options are different entries.
- * Parts are named by option (a part that is undefined adds nothing).
+ * Parts are named by option (a part that is undefined adds nothing); credentials enter only
+ * as `digest`'s HMAC.
  */
-export function cacheKeyFor(owner: string, options: KeyedOptions): string {
+export function cacheKeyFor(
+  owner: string,
+  options: KeyedOptions,
+  digest: CredentialDigest,
+): string {
   const parts: Record<string, unknown> = {};
-  for (const o of OPTIONS_BY_NAME) parts[o.name] = o.cacheKey(options);
+  for (const o of OPTIONS_BY_NAME) parts[o.name] = o.cacheKey(options, digest);
   return sha256Hex(JSON.stringify([owner, parts]));
+}
+
+/** The digest of credentials in cache keys, keyed by a secret derived from the server's. */
+export function credentialDigest(secrets: SecretDeriver): CredentialDigest {
+  const key = secrets.derive('cache-key-credentials');
+  return (value) => hmacSha256Hex(key, JSON.stringify(value));
 }

@@ -4,9 +4,15 @@ import { AppError } from '../errors.ts';
 import type { User } from '../store.ts';
 import type { CaptureInput } from './capture-options.ts';
 import type { CaptureContext } from './ports.ts';
-import { type Allowance, type CaptureOutcome, runCapture } from './run-capture.ts';
+import {
+  type Allowance,
+  type CaptureCaller,
+  type CaptureOutcome,
+  type RenderChargedOutcome,
+  runCapture,
+} from './run-capture.ts';
 
-export type { CaptureOutcome } from './run-capture.ts';
+export type { CaptureOutcome, RenderChargedOutcome } from './run-capture.ts';
 
 const unauthorized = () => new AppError('unauthorized', 'unauthorized');
 
@@ -16,11 +22,67 @@ const unauthorized = () => new AppError('unauthorized', 'unauthorized');
  * cache lookup (hits count); a revocation of the request's key ends the capture with 401
  * and returns the unit.
  */
-export async function captureScreenshot(
+export function captureScreenshot(
   ctx: CaptureContext,
   options: { user: User; keyId: number; input: CaptureInput },
 ): Promise<CaptureOutcome> {
-  const { user, keyId } = options;
+  return underKey(ctx, options.keyId, (signal) =>
+    runCapture(ctx, {
+      input: options.input,
+      caller: keyCaller(ctx, options.user, options.keyId, signal),
+    }),
+  );
+}
+
+/**
+ * GET /v1/render after the link's signature and the key's window of link requests: the same
+ * capture under the key's account, charged per render (docs/api.md, "Signed render links"):
+ * a cache hit, or a request that joins a render in flight, costs no unit; a render costs
+ * one, taken before it starts (402 when the quota is spent).
+ */
+export function captureForLink(
+  ctx: CaptureContext,
+  options: { user: User; keyId: number; input: CaptureInput },
+): Promise<RenderChargedOutcome> {
+  return underKey(ctx, options.keyId, (signal) =>
+    runCapture(ctx, {
+      input: options.input,
+      caller: { ...keyCaller(ctx, options.user, options.keyId, signal), charge: 'render' },
+    }),
+  );
+}
+
+/** The account's caller: its client, its cache, its monthly quota, the key checked. */
+function keyCaller(
+  ctx: CaptureContext,
+  user: User,
+  keyId: number,
+  signal: AbortSignal,
+): Omit<CaptureCaller, 'charge'> {
+  const plan = ctx.plans[user.plan];
+  return {
+    client: `user:${user.id}`,
+    // The plan is part of the key: a record's retention and listability come from the
+    // plan it was made on, so an upgrade or downgrade must not be answered with the
+    // other plan's record.
+    cacheOwner: `user:${user.id}:${plan.name}`,
+    userId: user.id,
+    plan,
+    reserve: (options?: { hold?: boolean }) => reserveMonthly(ctx, user, options),
+    signal,
+    // Every answer, a cache hit or a joined render included: a revocation that landed
+    // after authentication (or whose event was lost) is caught before the image URL
+    // leaves (run-capture.ts reads the key with the cache lookup, or after the render).
+    keyId,
+  };
+}
+
+/** Runs `work` with a signal that aborts when the key is revoked meanwhile. */
+async function underKey<T>(
+  ctx: CaptureContext,
+  keyId: number,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
   const revoked = new AbortController();
   const unsubscribe = ctx.revocations.subscribe((id) => {
     if (id !== keyId) return;
@@ -34,35 +96,23 @@ export async function captureScreenshot(
     );
   });
   try {
-    const plan = ctx.plans[user.plan];
-    return await runCapture(ctx, {
-      input: options.input,
-      caller: {
-        client: `user:${user.id}`,
-        // The plan is part of the key: a record's retention and listability come from the
-        // plan it was made on, so an upgrade or downgrade must not be answered with the
-        // other plan's record.
-        cacheOwner: `user:${user.id}:${plan.name}`,
-        userId: user.id,
-        plan,
-        reserve: () => reserveMonthly(ctx, user),
-        signal: revoked.signal,
-        // Every answer, a cache hit or a joined render included: a revocation that landed
-        // after authentication (or whose event was lost) is caught before the image URL
-        // leaves (run-capture.ts reads the key with the cache lookup, or after the render).
-        keyId,
-      },
-    });
+    return await work(revoked.signal);
   } finally {
     unsubscribe();
   }
 }
 
-/** One unit of the account's monthly quota (402 when it is spent), and how to give it back. */
+/**
+ * One unit of the account's monthly quota (402 when it is spent), and how to give it back.
+ * `hold` (a render is about to run): the unit is held in the same write, renewed while the
+ * capture runs and kept when it delivers, so a node that dies mid-render does not keep it
+ * (domain/quota/quota-holds.ts). A cache hit needs no hold: it delivers at once.
+ */
 export async function reserveMonthly(
   ctx: CaptureContext,
   user: User,
-): Promise<Allowance & { period: string; day: string }> {
+  options: { hold?: boolean } = {},
+): Promise<Allowance & { period: string; day: string; hold: number | null }> {
   const plan = ctx.plans[user.plan];
   const limit = plan.monthly_quota ?? 0;
   const now = ctx.clock();
@@ -70,8 +120,13 @@ export async function reserveMonthly(
   // The unit counts in the usage chart's day from the reservation, in the same write, and
   // leaves it with the unit: the days of a month always add up to its `used`.
   const day = dayBounds(now).key;
-  const used = await ctx.store.quota.reserve(user.id, period.key, limit, day);
-  if (used === null) {
+  const { quota } = ctx.store;
+  const taken = options.hold
+    ? await quota.reserveHeld(user.id, period.key, limit, day, ctx.quotaHolds.until())
+    : await quota
+        .reserve(user.id, period.key, limit, day)
+        .then((used) => (used === null ? null : { used, hold: null }));
+  if (!taken) {
     throw new AppError('quota_exceeded', 'monthly quota exceeded', {
       body: {
         plan: plan.name,
@@ -81,12 +136,38 @@ export async function reserveMonthly(
       },
     });
   }
+  const { used, hold } = taken;
+  if (hold === null) {
+    return {
+      period: period.key,
+      day,
+      hold,
+      quota: { used, limit },
+      // Given back even when the database is down right now (retried until it is back), so
+      // an outage never leaves a unit spent on a capture that was not delivered.
+      release: () => retryInBackground(() => quota.release(user.id, period.key, day)),
+    };
+  }
+  ctx.quotaHolds.track(hold);
   return {
     period: period.key,
     day,
+    hold,
     quota: { used, limit },
-    // Given back even when the database is down right now (retried until it is back), so
-    // an outage never leaves a unit spent on a capture that was not delivered.
-    release: () => retryInBackground(() => ctx.store.quota.release(user.id, period.key, day)),
+    // Once: the hold's row decides (a retry after an outage, or the sweep of a hold that
+    // expired meanwhile, never gives the unit back twice).
+    release: async () => {
+      ctx.quotaHolds.forget(hold);
+      await retryInBackground(() => quota.releaseHeld(hold));
+    },
+    keep: async () => {
+      ctx.quotaHolds.forget(hold);
+      // Swept meanwhile (this node lost the database for a whole lease): the unit went back,
+      // but the image is delivered, so it is taken again, past the limit if need be.
+      if (!(await quota.keep(hold))) await quota.reserve(user.id, period.key, MAX_UNITS, day);
+    },
   };
 }
+
+/** A limit no account reaches (PostgreSQL's integer): a unit taken again once delivered. */
+const MAX_UNITS = 2_147_483_647;

@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import type { Plan } from '../plans.ts';
 import { type CaptureInput, cacheKeyFor, resolveCaptureOptions } from './capture-options.ts';
+import type { CredentialDigest } from './options/define.ts';
 import type { TargetGuard } from './ports.ts';
 import type { RenderOptions } from './renderer.ts';
 
@@ -63,9 +64,12 @@ function stringsLongerThan(value: unknown, limit: number): boolean {
 export class RequestResolutions {
   readonly #byPlan = new WeakMap<Readonly<Plan>, LRUCache<string, Resolution>>();
   readonly #guard: TargetGuard;
+  readonly #digest: CredentialDigest;
 
-  constructor(guard: TargetGuard) {
+  /** `digest`: what credentials enter cache keys as (capture-options.ts, credentialDigest). */
+  constructor(guard: TargetGuard, digest: CredentialDigest) {
     this.#guard = guard;
+    this.#digest = digest;
   }
 
   resolve(input: CaptureInput, options: { plan: Readonly<Plan>; cacheOwner: string }): Resolution {
@@ -103,7 +107,7 @@ export class RequestResolutions {
       render: deepFreeze(render),
       fresh,
       cacheTtlMs,
-      cacheKey: cacheKeyFor(cacheOwner, { ...render, cacheTtlMs }),
+      cacheKey: cacheKeyFor(cacheOwner, { ...render, cacheTtlMs }, this.#digest),
     };
   }
 }

@@ -6,16 +6,22 @@ import type { CaptureContext } from './ports.ts';
 import { renderAndStore } from './render-and-store.ts';
 import { renderOnce } from './render-once.ts';
 import type { RenderOptions } from './renderer.ts';
+import type { Resolution } from './request-resolutions.ts';
 
 /**
- * One unit of a caller's allowance, taken (and counted) before the cache lookup and kept
- * when the answer goes out.
+ * One unit of a caller's allowance, taken (and counted) once the cache lookup has answered,
+ * before anything renders, and kept when the answer goes out.
  */
 export interface Allowance {
   /** What the answer reports (the API's `quota`). */
   quota: { used: number; limit: number };
   /** Anything after the reservation failed: the unit is given back. */
   release(): Promise<void>;
+  /**
+   * The capture delivered, right before its answer goes out: a held unit is kept for good
+   * (until then, a node that dies leaves it to come back by itself).
+   */
+  keep?(): Promise<void>;
 }
 
 /**
@@ -34,10 +40,21 @@ export interface CaptureCaller {
   /** The record's owner; null for the demo. */
   userId: number | null;
   plan: Readonly<Plan>;
-  /** Takes one unit (the monthly quota, the demo's daily allowance) or throws the refusal. */
-  reserve(): Promise<Allowance>;
+  /**
+   * Takes one unit (the monthly quota, the demo's daily allowance) or throws the refusal.
+   * `hold`: a render follows, so the unit is held until `keep` (quota-holds.ts).
+   */
+  reserve(options?: { hold?: boolean }): Promise<Allowance>;
   /** Ends the capture, with its reason as the answer (an API key revoked mid-render). */
   signal?: AbortSignal;
+  /**
+   * When the unit is taken. `request` (the default): before the cache lookup, so every
+   * answer costs one, a cache hit included (POST /v1/screenshots, the demo, async jobs).
+   * `render`: only by the request whose render runs, right before it; a cache hit, or a
+   * request that joins another's render, costs nothing (signed links, which strangers
+   * replay: docs/plans-and-limits.md, "Plans").
+   */
+  charge?: 'request' | 'render';
   /**
    * The API key asking, if any: it must still be active when the answer goes out
    * (docs/security.md, "Revocation"), or the answer is 401 and the unit goes back. A cache
@@ -55,6 +72,11 @@ export interface CaptureOutcome {
   renderMs: number | null;
 }
 
+/** The outcome for a caller charged per render: no quota to report when it took no unit. */
+export type RenderChargedOutcome = Omit<CaptureOutcome, 'quota'> & {
+  quota: CaptureOutcome['quota'] | null;
+};
+
 /**
  * The capture pipeline after authentication and the request rate: validate (URL shape and
  * the plan's option rules, 400, costing nothing), reserve one unit of the caller's
@@ -62,28 +84,95 @@ export interface CaptureOutcome {
  * render per cache key, storage, the record. Any failure after the reservation gives the
  * unit back.
  */
+export function runCapture(
+  ctx: CaptureContext,
+  options: { caller: CaptureCaller & { charge: 'render' }; input: CaptureInput },
+): Promise<RenderChargedOutcome>;
+export function runCapture(
+  ctx: CaptureContext,
+  options: { caller: CaptureCaller & { charge?: 'request' }; input: CaptureInput },
+): Promise<CaptureOutcome>;
 export async function runCapture(
   ctx: CaptureContext,
   options: { caller: CaptureCaller; input: CaptureInput },
-): Promise<CaptureOutcome> {
+): Promise<CaptureOutcome | RenderChargedOutcome> {
   const { caller, input } = options;
-  const { url, render, fresh, cacheTtlMs, cacheKey } = ctx.resolutions.resolve(input, caller);
-  // The cache lookup does not wait for the reservation (neither reads what the other
-  // writes): a hit costs one database round trip less in time. The reservation's answer
-  // still comes first, a refusal (402) before anything the lookup found, and nothing
-  // renders until both are in.
-  const lookup = lookUpCache(ctx, { caller, cacheKey, fresh, cacheTtlMs });
-  lookup.catch(() => {});
-  const allowance = await caller.reserve();
+  const resolution = ctx.resolutions.resolve(input, caller);
+  if (caller.charge === 'render') return chargingRenders(ctx, caller, resolution);
+  const { url, render, fresh, cacheTtlMs, cacheKey } = resolution;
+  // The cache lookup comes first: a miss's unit is held in the reservation's own write (a
+  // node that dies mid-render does not keep it), a hit's needs no hold and costs that one
+  // write alone. On SQLite the lookup answers synchronously, so nothing waits; on
+  // PostgreSQL a hit waits one round trip more. The reservation's answer still comes
+  // first, a refusal (402) before anything the lookup found (a key revoked: 401).
+  const lookup = await lookUpCache(ctx, { caller, cacheKey, fresh, cacheTtlMs }).then(
+    (hit) => ({ hit, failed: false, error: undefined as unknown }),
+    (error: unknown) => ({ hit: null, failed: true, error }),
+  );
+  const allowance = await caller.reserve({ hold: lookup.hit === null && !lookup.failed });
   try {
-    const hit = await lookup;
+    if (lookup.failed) throw lookup.error;
     const { keyChecked, ...outcome } =
-      hit ?? (await rendered(ctx, { caller, url, render, cacheKey, fresh, cacheTtlMs }));
+      lookup.hit ?? (await rendered(ctx, { caller, url, render, cacheKey, fresh, cacheTtlMs }));
     caller.signal?.throwIfAborted();
     if (caller.keyId !== undefined && !keyChecked) await assertKeyActive(ctx, caller.keyId);
+    await allowance.keep?.();
     return { ...outcome, quota: allowance.quota };
   } catch (err) {
     await allowance.release();
+    throw caller.signal?.aborted ? caller.signal.reason : err;
+  }
+}
+
+/**
+ * A capture charged per render: the cache first (a hit takes no unit), and on a miss one
+ * unit taken by the request whose render runs, right before the browser (402 when the quota
+ * is spent, nothing rendered); requests that join that render, here or on another node, take
+ * none. The unit goes back when the render fails, or when the answer that rendered fails
+ * after it (a key revoked meanwhile), like any capture's.
+ */
+async function chargingRenders(
+  ctx: CaptureContext,
+  caller: CaptureCaller,
+  resolution: Resolution,
+): Promise<RenderChargedOutcome> {
+  const { url, render, fresh, cacheTtlMs, cacheKey } = resolution;
+  const hit = await lookUpCache(ctx, { caller, cacheKey, fresh, cacheTtlMs });
+  let held: Allowance | null = null;
+  try {
+    const { keyChecked, ...outcome } =
+      hit ??
+      (await rendered(ctx, {
+        caller,
+        url,
+        render,
+        cacheKey,
+        fresh,
+        cacheTtlMs,
+        // Runs only in the request that renders (the flight's leader, holding the render
+        // lock): the unit is taken before the browser is, and given back if the render
+        // fails. Kept once the image is stored: that is what the unit pays for.
+        charge: async <T>(work: () => Promise<T>): Promise<T> => {
+          const allowance = await caller.reserve({ hold: true });
+          try {
+            const value = await work();
+            held = allowance;
+            return value;
+          } catch (err) {
+            await allowance.release();
+            throw err;
+          }
+        },
+      }));
+    caller.signal?.throwIfAborted();
+    if (caller.keyId !== undefined && !keyChecked) await assertKeyActive(ctx, caller.keyId);
+    // Read after the awaits above: the reservation sets it inside the render.
+    const taken = held as Allowance | null;
+    await taken?.keep?.();
+    return { ...outcome, quota: taken?.quota ?? null };
+  } catch (err) {
+    const taken = held as Allowance | null;
+    if (taken !== null) await taken.release();
     throw caller.signal?.aborted ? caller.signal.reason : err;
   }
 }
@@ -135,9 +224,12 @@ async function rendered(
     cacheKey: string;
     fresh: boolean;
     cacheTtlMs: number;
+    /** Wraps the render itself, when it runs in this request (a charge per render). */
+    charge?: <T>(work: () => Promise<T>) => Promise<T>;
   },
 ): Promise<Found> {
   const { caller, render, cacheKey, fresh, cacheTtlMs } = options;
+  const charge = options.charge ?? ((work) => work());
   // DNS only now: a cache hit needs none, and a refusal here still returns the unit.
   await ctx.guard.check(options.url, caller.client);
   const result = await renderOnce(ctx, {
@@ -146,14 +238,16 @@ async function rendered(
     cacheTtlMs,
     signal: caller.signal,
     render: (signal) =>
-      renderAndStore(ctx, {
-        userId: caller.userId,
-        client: { id: caller.client, maxConcurrent: caller.plan.concurrent_renders },
-        plan: caller.plan,
-        render,
-        cacheKey,
-        signal,
-      }),
+      charge(() =>
+        renderAndStore(ctx, {
+          userId: caller.userId,
+          client: { id: caller.client, maxConcurrent: caller.plan.concurrent_renders },
+          plan: caller.plan,
+          render,
+          cacheKey,
+          signal,
+        }),
+      ),
   });
   return { ...result, keyChecked: false };
 }

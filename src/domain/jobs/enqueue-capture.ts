@@ -5,6 +5,7 @@ import type { TargetGuard } from '../captures/ports.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { CaptureJob, User } from '../store.ts';
 import { newJobId } from './job-answer.ts';
+import { sealCredentials } from './job-credentials.ts';
 import type { JobContext } from './ports.ts';
 
 /**
@@ -25,24 +26,34 @@ export async function enqueueCapture(
   resolveCaptureOptions(input, url, plan);
   ctx.guard.screen(url);
   const webhookUrl = hook === undefined ? null : await checkWebhookUrl(ctx.guard, hook, user);
+  const id = newJobId();
 
-  const allowance = await reserveMonthly(ctx, user);
+  // Held until the job's row holds it: the job and the end of the hold are one transaction,
+  // so a node that dies in between leaves the unit to come back, never a job without one.
+  const allowance = await reserveMonthly(ctx, user, { hold: true });
+  const hold = allowance.hold as number;
   try {
-    const job = await ctx.store.jobs.createWithinLimit(
-      {
-        id: newJobId(),
-        userId: user.id,
-        keyId,
-        input: capture,
-        webhookUrl,
-        period: allowance.period,
-        day: allowance.day,
-        quota: allowance.quota,
-        createdAt: ctx.clock(),
-      },
-      plan.max_queued_jobs,
-    );
+    const job = await ctx.store.transaction(async (tx) => {
+      const created = await tx.jobs.createWithinLimit(
+        {
+          id,
+          userId: user.id,
+          keyId,
+          // Credentials for the target are encrypted at rest (job-credentials.ts).
+          input: sealCredentials(ctx.secrets, id, capture),
+          webhookUrl,
+          period: allowance.period,
+          day: allowance.day,
+          quota: allowance.quota,
+          createdAt: ctx.clock(),
+        },
+        plan.max_queued_jobs,
+      );
+      if (created !== 'limit_reached' && !(await tx.quota.keep(hold))) throw holdLost();
+      return created;
+    });
     if (job === 'limit_reached') throw tooManyJobs(plan.max_queued_jobs, plan.name, ctx.clock());
+    ctx.quotaHolds.forget(hold);
     // Durable from here: a dispatch that fails (Redis away) is retried by the sweep.
     await ctx.jobs.dispatch(job.id).catch(() => {});
     return job;
@@ -71,6 +82,12 @@ async function checkWebhookUrl(guard: TargetGuard, raw: string, user: User): Pro
 }
 
 const RETRY_SECONDS = 5;
+
+/** The hold expired before the job was written (the database was away for a whole lease). */
+const holdLost = () =>
+  new AppError('overloaded', 'the capture could not be queued in time, retry shortly', {
+    headers: { 'Retry-After': String(RETRY_SECONDS) },
+  });
 
 function tooManyJobs(max: number, plan: string, now: number): AppError {
   return new AppError('rate_limited', 'too many queued jobs', {

@@ -8,6 +8,10 @@ const PlanItem = Type.Object({
   monthly_quota: Type.Union([Type.Integer(), Type.Null()]),
   daily_quota: Type.Union([Type.Integer(), Type.Null()]),
   rate_per_minute: Type.Union([Type.Integer(), Type.Null()]),
+  link_requests_per_minute: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      'Signed render link requests per minute per API key, a window apart from rate_per_minute.',
+  }),
   concurrent_renders: Type.Integer(),
   max_width: Type.Integer(),
   max_height: Type.Integer(),

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { BOUNDS } from '../../domain/bounds.ts';
 import { type CaptureInput, CaptureRequest } from '../../domain/captures/capture-options.ts';
-import { captureScreenshot } from '../../domain/captures/capture-screenshot.ts';
+import { captureForLink } from '../../domain/captures/capture-screenshot.ts';
 import { imageUrl } from '../../domain/captures/ports.ts';
 import { AppError } from '../../domain/errors.ts';
 import { authenticateRenderLink } from '../../domain/keys/authenticate-link.ts';
@@ -20,7 +20,9 @@ const linkQueries = new WeakMap<FastifyRequest, readonly QueryPair[]>();
  * GET /v1/render: a signed render link (docs/api.md, "Signed render links"), for `<img src>`
  * in pages and emails. The query is read from the raw URL (the signature covers the
  * parameters exactly as sent, repeated ones included), checked before anything else, then
- * runs the same capture as POST /v1/screenshots under the key's account: quota, rate, cache.
+ * runs the same capture as POST /v1/screenshots under the key's account, counted as links
+ * are (docs/api.md, "Signed render links"): the key's own window of link requests, a unit
+ * per render, hits free.
  */
 export function registerRenderLink(app: App, deps: RouteDeps): void {
   const checkBody = bodyChecker(CaptureRequest);
@@ -58,11 +60,16 @@ export function registerRenderLink(app: App, deps: RouteDeps): void {
         description:
           'For `<img src>` in pages and emails. The capture options are query parameters ' +
           "with the body's names and rules (a list is repeated parameters; clip, headers, " +
-          'cookies, http_auth, response_type and metadata are not allowed), plus `key_id`, ' +
+          'cookies, http_auth, response_type, metadata, async and webhook_url are not allowed), ' +
+          'plus `key_id`, ' +
           '`expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex ' +
           'HMAC-SHA256 of the canonical query (every parameter but `signature`, each name ' +
           'and value percent-encoded as RFC 3986, sorted by name then value, joined with ' +
-          "`&`), keyed with the key's signing secret. Counts like a capture.",
+          "`&`), keyed with the key's signing secret. A link answered from the result " +
+          'cache costs no quota unit; one that renders costs one. Link requests draw on ' +
+          "the key's own per-minute window (the plan's link_requests_per_minute), not on " +
+          "the account's capture rate. A link with fresh=true (Pro) renders, and costs a unit, " +
+          'on every request.',
         querystring: Type.Object(
           {
             key_id: Type.String({ description: "The API key's id." }),
@@ -93,14 +100,15 @@ export function registerRenderLink(app: App, deps: RouteDeps): void {
       },
       // The query is the link's own format, read and checked by the hook above.
       validatorCompiler: () => () => true,
-      onRequest: [linkHook, deps.rateLimits.captureHook()],
+      // Links have their own window per key: a replay never draws on the account's rate.
+      onRequest: [linkHook, deps.rateLimits.linkHook()],
     },
     async (request, reply) => {
       const auth = requireApiKey(request);
       const pairs = linkQueries.get(request) ?? [];
       const input = linkOptions(pairs);
       checkBody(input);
-      const outcome = await captureScreenshot(deps.capture, {
+      const outcome = await captureForLink(deps.capture, {
         user: auth.user,
         keyId: auth.key.id,
         input: input as CaptureInput,

@@ -117,5 +117,6 @@ export const cookies = defineOption({
     });
     return { cookies: list };
   },
-  cacheKey: (o) => (o.cookies.length > 0 ? o.cookies : undefined),
+  // Cookie values are often sessions.
+  cacheKey: (o, digest) => (o.cookies.length > 0 ? digest(o.cookies) : undefined),
 });

@@ -17,6 +17,14 @@ export interface ResolvedCapture extends RenderOptions {
   cacheTtlMs: number;
 }
 
+/**
+ * A credential's part of the cache key: HMAC-SHA256 of its JSON, keyed by a secret derived
+ * from the server secret (docs/security.md, "Credentials at rest"). A cache key is stored
+ * with every record, and a plain hash of a password or a session cookie could be guessed
+ * from a copy of the database; this one cannot without the server secret.
+ */
+export type CredentialDigest = (value: unknown) => string;
+
 /** What an option's rule sees besides its own value. */
 export interface OptionContext {
   /** The caller's plan (an account's, or the demo's). */
@@ -53,9 +61,10 @@ export interface CaptureOption<
   /**
    * Its part of the result-cache key: every value that changes the image, else undefined
    * (which adds nothing, so an option added later leaves the keys of requests without it
-   * unchanged, if it answers undefined at its default).
+   * unchanged, if it answers undefined at its default). Credentials for the target enter it
+   * only through `digest`.
    */
-  cacheKey(options: KeyedOptions): unknown;
+  cacheKey(options: KeyedOptions, digest: CredentialDigest): unknown;
 }
 
 export const defineOption = <

@@ -61,10 +61,13 @@ export const headers = defineOption({
     }
     return { headers: list };
   },
-  cacheKey: (o) =>
+  // Header values are often credentials (a bearer token, an API key).
+  cacheKey: (o, digest) =>
     o.headers.length > 0
-      ? o.headers
-          .map((h): [string, string] => [h.name.toLowerCase(), h.value])
-          .sort(([a], [b]) => (a < b ? -1 : 1))
+      ? digest(
+          o.headers
+            .map((h): [string, string] => [h.name.toLowerCase(), h.value])
+            .sort(([a], [b]) => (a < b ? -1 : 1)),
+        )
       : undefined,
 });

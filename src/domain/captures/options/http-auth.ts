@@ -42,5 +42,6 @@ export const httpAuth = defineOption({
     }
     return { httpAuth: { username: value.username, password: value.password } };
   },
-  cacheKey: (o) => (o.httpAuth ? [o.httpAuth.username, o.httpAuth.password] : undefined),
+  cacheKey: (o, digest) =>
+    o.httpAuth ? digest([o.httpAuth.username, o.httpAuth.password]) : undefined,
 });
