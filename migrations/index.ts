@@ -6,6 +6,7 @@ import * as m0004 from './0004-window-counters.ts';
 import * as m0005 from './0005-screenshot-metadata.ts';
 import * as m0006 from './0006-signing-secrets.ts';
 import * as m0007 from './0007-async-captures.ts';
+import * as m0008 from './0008-quota-holds.ts';
 import type { Dialect, MigrationFn } from './helpers.ts';
 
 /**
@@ -20,6 +21,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, { up: MigrationFn }]> = [
   ['0005-screenshot-metadata', m0005],
   ['0006-signing-secrets', m0006],
   ['0007-async-captures', m0007],
+  ['0008-quota-holds', m0008],
 ];
 
 class StaticProvider implements MigrationProvider {

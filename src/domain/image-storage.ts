@@ -15,6 +15,15 @@ export interface ImageStorage {
   get(key: string): Promise<StoredImage | null>;
   /** Idempotent: deleting a missing key is fine. */
   delete(key: string): Promise<void>;
+  /**
+   * Keys of images stored before `olderThan`, a page of at most about `limit` from `cursor`
+   * (null: the start); `next` is null after the last page. For the orphan sweep.
+   */
+  list(options: {
+    olderThan: Date;
+    cursor: string | null;
+    limit: number;
+  }): Promise<{ keys: string[]; next: string | null }>;
   /** Throws AppError('storage_error') when the backend is not usable (readiness probe). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -84,8 +84,28 @@ export interface QuotaStore {
    * concurrency on either database, however the adapter groups concurrent reservations.
    */
   reserve(userId: number, period: string, limit: number, day?: string): Promise<number | null>;
+  /**
+   * The same, with a hold on the unit until `until` written in the same write (a capture
+   * about to render): a hold neither kept, released nor renewed by then is given back by
+   * `returnExpired` (its node died). Null when the quota is exhausted.
+   */
+  reserveHeld(
+    userId: number,
+    period: string,
+    limit: number,
+    day: string | undefined,
+    until: number,
+  ): Promise<{ used: number; hold: number } | null>;
   /** Gives a reserved unit back (the capture failed), out of `day`'s count too. */
   release(userId: number, period: string, day?: string): Promise<void>;
+  /** Gives a held unit back, once: only if its hold still exists (not kept, not swept). */
+  releaseHeld(hold: number): Promise<void>;
+  /** The capture delivered: its unit is kept for good. False when the hold was swept. */
+  keep(hold: number): Promise<boolean>;
+  /** Extends live holds (this node's captures in flight) to `until`. */
+  renew(holds: readonly number[], until: number): Promise<void>;
+  /** Gives back the units of up to `limit` holds expired at `now`, each once; how many. */
+  returnExpired(now: number, limit: number): Promise<number>;
   used(userId: number, period: string): Promise<number>;
   days(
     userId: number,
@@ -213,6 +233,8 @@ export interface ScreenshotStore {
   claimExpired(now: number, limit: number): Promise<ScreenshotRecord[]>;
   /** Drops the cache key of records with this key so they are never served again. */
   uncache(cacheKey: string): Promise<void>;
+  /** Which of these image tokens have a record (the orphan sweep asks). */
+  knownTokens(tokens: readonly string[]): Promise<Set<string>>;
 }
 
 export type JobStatus = 'queued' | 'rendering' | 'succeeded' | 'failed';
@@ -288,6 +310,12 @@ export interface JobStore {
    * taken again from `availableAt`; only while `owner` holds it rendering.
    */
   requeue(id: string, owner: string, now: number, availableAt: number): Promise<boolean>;
+  /**
+   * Back to the queue at once, for any node (this one is stopping); only while `owner` holds
+   * it rendering. `ran`: false when it never started here, so the take is not counted as an
+   * attempt.
+   */
+  release(id: string, owner: string, now: number, ran: boolean): Promise<boolean>;
   /** Deletes finished jobs that finished before `before`. */
   prune(before: number): Promise<number>;
   /** Jobs not finished and not leased at `now`, last touched before `before` (lost dispatches). */
@@ -335,6 +363,8 @@ export interface WebhookStore {
     attempt: WebhookAttempt,
     next: { status: DeliveryStatus; nextAttemptAt: number | null },
   ): Promise<boolean>;
+  /** Lets go of a delivery `owner` holds, unsent, for any node to take at once (it stops). */
+  release(id: string, owner: string): Promise<boolean>;
   list(userId: number, limit: number): Promise<WebhookDelivery[]>;
   /** The newest `limit` attempts, oldest first; null when the account has no such delivery. */
   attempts(userId: number, id: string, limit: number): Promise<WebhookAttempt[] | null>;

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BOUNDS } from '../domain/bounds.ts';
 import { AppError, isAppError } from '../domain/errors.ts';
+import { isDiskFull } from '../lib/disk-full.ts';
 import { describeValidationError } from './validation.ts';
 
 /** Renders an AppError: its message as `error`, its code for 400/5xx, its extra fields. */
@@ -49,6 +50,14 @@ export function toAppError(
     return new AppError('invalid_request', 'body is not valid JSON');
   }
   if (fe.statusCode === 400) return new AppError('invalid_request', 'malformed request');
+  // Any write that found the disk full and was not mapped where it happened (the database
+  // adapter and the disk storage map theirs): the same 503 as theirs, never a 500.
+  if (isDiskFull(err)) {
+    return new AppError('storage_error', 'the disk is full, retry shortly', {
+      status: 503,
+      cause: err,
+    });
+  }
   return null;
 }
 

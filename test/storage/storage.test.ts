@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
 import { createDiskStorage } from '../../src/adapters/storage/disk-storage.ts';
-import { isValidImageKey } from '../../src/adapters/storage/image-keys.ts';
+import { contentTypeForKey, isValidImageKey } from '../../src/adapters/storage/image-keys.ts';
 import { createStorage } from '../../src/adapters/storage/index.ts';
 import { createS3Storage, type S3Options } from '../../src/adapters/storage/s3-storage.ts';
 import { isAppError } from '../../src/domain/errors.ts';
@@ -148,6 +148,31 @@ function contractSuite(name: string, open: () => Promise<ImageStorage>): void {
       await storage.put(key, bytes(100, 3), meta('image/jpeg'));
       await storage.delete(key);
       assert.equal(await storage.get(key), null);
+    });
+
+    it('lists the keys stored before a time, page by page, for the orphan sweep', async () => {
+      const keys = [newKey('png'), newKey('webp'), newKey('jpg')];
+      for (const key of keys) await storage.put(key, bytes(10, 4), meta(contentTypeForKey(key)));
+      const all = async (olderThan: Date) => {
+        const found: string[] = [];
+        let cursor: string | null = null;
+        for (let page = 0; page < 1_000; page++) {
+          const out: { keys: string[]; next: string | null } = await storage.list({
+            olderThan,
+            cursor,
+            limit: 2,
+          });
+          found.push(...out.keys);
+          if (out.next === null) break;
+          cursor = out.next;
+        }
+        return found;
+      };
+      const later = await all(new Date(Date.now() + 60_000));
+      for (const key of keys) assert.ok(later.includes(key), key);
+      const earlier = await all(new Date(Date.now() - 60_000));
+      for (const key of keys) assert.ok(!earlier.includes(key), key);
+      for (const key of keys) await storage.delete(key);
     });
 
     it('deleting a missing key is fine (and idempotent)', async () => {

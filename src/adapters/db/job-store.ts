@@ -59,7 +59,11 @@ const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery =>
 export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
   return {
     async createWithinLimit(job, maxOpen) {
-      return db.transaction().execute(async (trx) => {
+      // Inside the store's transaction (enqueue-capture.ts moves the unit's hold to the job
+      // in the same one) it runs there: Kysely does not nest transactions.
+      const inTransaction = <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
+        db.isTransaction ? fn(db) : db.transaction().execute(fn);
+      return inTransaction(async (trx) => {
         // Serialise the count per account.
         await lockUser(trx, dialect, job.userId);
         const { n } = await trx
@@ -223,6 +227,23 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
       return Number(res.numUpdatedRows) > 0;
     },
 
+    async release(id, owner, now, ran) {
+      const res = await db
+        .updateTable('capture_jobs')
+        .set((eb) => ({
+          status: 'queued',
+          lease_owner: null,
+          lease_expires_at: null,
+          ...(ran ? {} : { attempts: eb('attempts', '-', 1) }),
+          updated_at: now,
+        }))
+        .where('id', '=', id)
+        .where('status', '=', 'rendering')
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
+    },
+
     async prune(before) {
       const res = await db
         .deleteFrom('capture_jobs')
@@ -312,6 +333,16 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
           .execute();
         return true;
       });
+    },
+
+    async release(id, owner) {
+      const res = await db
+        .updateTable('webhook_deliveries')
+        .set({ lease_owner: null, lease_expires_at: null })
+        .where('id', '=', id)
+        .where('lease_owner', '=', owner)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) > 0;
     },
 
     async list(userId, limit) {

@@ -422,6 +422,24 @@ const PG_TAKE = `WITH m AS (
   )
   SELECT used FROM m`;
 
+/** The same, and a hold per unit (expiring at $6), in the same statement. */
+const PG_TAKE_HELD = `WITH m AS (
+    INSERT INTO usage_months AS m (user_id, period, used)
+    SELECT $1::bigint, $2::text, $3::integer WHERE $3::integer <= $4::integer
+    ON CONFLICT (user_id, period) DO UPDATE SET used = m.used + $3::integer
+    WHERE m.used + $3::integer <= $4::integer
+    RETURNING m.used
+  ), d AS (
+    INSERT INTO usage_days AS d (user_id, day, count)
+    SELECT $1::bigint, $5::text, $3::integer FROM m WHERE $5::text IS NOT NULL
+    ON CONFLICT (user_id, day) DO UPDATE SET count = d.count + $3::integer
+  ), h AS (
+    INSERT INTO quota_holds (user_id, period, day, expires_at)
+    SELECT $1::bigint, $2::text, $5::text, $6::bigint FROM m, generate_series(1, $3::integer)
+    RETURNING id
+  )
+  SELECT m.used, ARRAY(SELECT id FROM h ORDER BY id) AS holds FROM m`;
+
 const PG_RELEASE = `WITH m AS (
     UPDATE usage_months SET used = used - 1
     WHERE user_id = $1::bigint AND period = $2::text AND used > 0
@@ -430,14 +448,15 @@ const PG_RELEASE = `WITH m AS (
   UPDATE usage_days SET count = count - 1
   WHERE user_id = $1::bigint AND day = $3::text AND count > 0 AND EXISTS (SELECT 1 FROM m)`;
 
-/** SQLite has no writing CTE: the same as two statements in one transaction. */
+/** SQLite has no writing CTE: the same as two statements in one transaction (and the holds). */
 function* sqliteTake(
   userId: number,
   period: string,
   limit: number,
   day: string | undefined,
   units: number,
-): Steps<number | null> {
+  holdUntil: number | null,
+): Steps<Taken | null> {
   const [row] = (yield [
     `INSERT INTO usage_months (user_id, period, used) SELECT ?, ?, ? WHERE ? <= ?
      ON CONFLICT (user_id, period) DO UPDATE SET used = usage_months.used + excluded.used
@@ -452,7 +471,16 @@ function* sqliteTake(
       [userId, day, units],
     ];
   }
-  return Number(row.used);
+  const holds: number[] = [];
+  for (let i = 0; holdUntil !== null && i < units; i++) {
+    const [hold] = (yield [
+      `INSERT INTO quota_holds (user_id, period, day, expires_at) VALUES (?, ?, ?, ?)
+       RETURNING id`,
+      [userId, period, day ?? null, holdUntil],
+    ]) as Array<{ id: number }>;
+    holds.push(Number(hold?.id));
+  }
+  return { used: Number(row.used), holds };
 }
 
 function* sqliteRelease(userId: number, period: string, day: string | undefined): Steps<void> {
@@ -503,13 +531,22 @@ async function sqliteTransaction<T>(
   return db.isTransaction ? viaKysely(db) : db.transaction().execute(viaKysely);
 }
 
+/** What one write took: the month's count after it, and the holds it wrote (if any). */
+interface Taken {
+  used: number;
+  holds: number[];
+}
+
 type Take = (
   userId: number,
   period: string,
   limit: number,
   day: string | undefined,
   units: number,
-) => Promise<number | null>;
+) => Promise<Taken | null>;
+
+/** One reservation's share of a write: its count, and its hold when the write held. */
+type Share = { used: number; hold: number | undefined } | null;
 
 /**
  * Concurrent reservations of one account on this node share one write. Every reservation
@@ -523,9 +560,12 @@ type Take = (
  * its requests go on: never more than the limit, on any number of nodes, nothing to lose in
  * a crash.
  */
-function coalesced(take: Take, gather?: () => Promise<void>): QuotaStore['reserve'] {
+function coalesced(
+  take: Take,
+  gather?: () => Promise<void>,
+): (userId: number, period: string, limit: number, day: string | undefined) => Promise<Share> {
   interface Waiter {
-    resolve(used: number | null): void;
+    resolve(share: Share): void;
     reject(err: unknown): void;
   }
   const queues = new Map<string, Waiter[]>();
@@ -542,10 +582,14 @@ function coalesced(take: Take, gather?: () => Promise<void>): QuotaStore['reserv
         return;
       }
       try {
-        const used = await take(...args, batch.length);
-        if (used !== null || batch.length === 1) {
+        const taken = await take(...args, batch.length);
+        if (taken !== null || batch.length === 1) {
           batch.forEach((w, i) => {
-            w.resolve(used === null ? null : used - batch.length + 1 + i);
+            w.resolve(
+              taken === null
+                ? null
+                : { used: taken.used - batch.length + 1 + i, hold: taken.holds[i] },
+            );
           });
           continue;
         }
@@ -560,9 +604,9 @@ function coalesced(take: Take, gather?: () => Promise<void>): QuotaStore['reserv
           continue;
         }
         try {
-          const used = await take(...args, 1);
-          full = used === null;
-          w.resolve(used);
+          const taken = await take(...args, 1);
+          full = taken === null;
+          w.resolve(taken === null ? null : { used: taken.used, hold: taken.holds[0] });
         } catch (err) {
           w.reject(err);
         }
@@ -570,7 +614,7 @@ function coalesced(take: Take, gather?: () => Promise<void>): QuotaStore['reserv
     }
   };
   return (userId, period, limit, day) =>
-    new Promise<number | null>((resolve, reject) => {
+    new Promise<Share>((resolve, reject) => {
       const key = `${userId}|${period}|${limit}|${day ?? ''}`;
       const queue = queues.get(key);
       if (queue) {
@@ -586,34 +630,156 @@ function coalesced(take: Take, gather?: () => Promise<void>): QuotaStore['reserv
 /** One turn of the event loop: requests read in the same poll phase reach the queue first. */
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** A hold's unit, as the month's and the day's counts know it. */
+type HoldRow = { user_id: number; period: string; day: string | null };
+
+/**
+ * Takes the units of deleted holds out of their months and days (never below zero):
+ * one statement per month and per day they were counted in.
+ */
+async function giveBack(trx: Kysely<Database>, rows: readonly HoldRow[]): Promise<void> {
+  const count = (keyOf: (r: HoldRow) => string | null) => {
+    const n = new Map<string, { row: HoldRow; n: number }>();
+    for (const row of rows) {
+      const key = keyOf(row);
+      if (key === null) continue;
+      const seen = n.get(key);
+      if (seen) seen.n++;
+      else n.set(key, { row, n: 1 });
+    }
+    return n.values();
+  };
+  for (const { row, n } of count((r) => `${r.user_id} ${r.period}`)) {
+    await trx
+      .updateTable('usage_months')
+      .set((eb) => ({
+        used: eb
+          .case()
+          .when('used', '>', n)
+          .then(eb('used', '-', n))
+          .else(0)
+          .end(),
+      }))
+      .where('user_id', '=', Number(row.user_id))
+      .where('period', '=', row.period)
+      .execute();
+  }
+  for (const { row, n } of count((r) => (r.day === null ? null : `${r.user_id} ${r.day}`))) {
+    await trx
+      .updateTable('usage_days')
+      .set((eb) => ({
+        count: eb
+          .case()
+          .when('count', '>', n)
+          .then(eb('count', '-', n))
+          .else(0)
+          .end(),
+      }))
+      .where('user_id', '=', Number(row.user_id))
+      .where('day', '=', row.day as string)
+      .execute();
+  }
+}
+
 function quotaStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): QuotaStore {
   const raw = rawRunner(db, dialect, hot);
   const direct = hot.direct ?? null;
-  const reserve =
+  const writer = (holdUntil: () => number | null) =>
     dialect === 'postgres'
       ? coalesced(async (userId, period, limit, day, units) => {
-          const [row] = await raw<{ used: number }>(PG_TAKE, [
-            userId,
-            period,
-            units,
-            limit,
-            day ?? null,
-          ]);
-          return row ? Number(row.used) : null;
+          const until = holdUntil();
+          const [row] =
+            until === null
+              ? await raw<{ used: number; holds?: unknown[] }>(PG_TAKE, [
+                  userId,
+                  period,
+                  units,
+                  limit,
+                  day ?? null,
+                ])
+              : await raw<{ used: number; holds?: unknown[] }>(PG_TAKE_HELD, [
+                  userId,
+                  period,
+                  units,
+                  limit,
+                  day ?? null,
+                  until,
+                ]);
+          if (!row) return null;
+          // bigint[] comes back as strings (only BIGINT itself has a number parser).
+          return { used: Number(row.used), holds: (row.holds ?? []).map(Number) };
         })
       : // SQLite statements run synchronously, so nothing overlaps a write in flight: the
         // requests of one event-loop turn are grouped instead.
         coalesced(
           (userId, period, limit, day, units) =>
-            sqliteTransaction(db, direct, () => sqliteTake(userId, period, limit, day, units)),
+            sqliteTransaction(db, direct, () =>
+              sqliteTake(userId, period, limit, day, units, holdUntil()),
+            ),
           nextTurn,
         );
+  const reserve = writer(() => null);
+  // Reservations that hold are grouped apart from those that do not (a hit's write stays the
+  // statement without holds); a group's holds expire at the latest `until` asked for.
+  let heldUntil = 0;
+  const reserveHeld = writer(() => heldUntil);
+  const inTransaction = <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
+    db.isTransaction ? fn(db) : db.transaction().execute(fn);
   return {
-    reserve: (userId, period, limit, day) =>
-      limit <= 0 ? Promise.resolve(null) : reserve(userId, period, limit, day),
+    reserve: async (userId, period, limit, day) =>
+      limit <= 0 ? null : ((await reserve(userId, period, limit, day))?.used ?? null),
+    async reserveHeld(userId, period, limit, day, until) {
+      if (limit <= 0) return null;
+      heldUntil = Math.max(heldUntil, until);
+      const share = await reserveHeld(userId, period, limit, day);
+      return share === null || share.hold === undefined
+        ? null
+        : { used: share.used, hold: share.hold };
+    },
     async release(userId, period, day) {
       if (dialect === 'postgres') await raw(PG_RELEASE, [userId, period, day ?? null]);
       else await sqliteTransaction(db, direct, () => sqliteRelease(userId, period, day));
+    },
+    async releaseHeld(hold) {
+      await inTransaction(async (trx) => {
+        const rows = await trx
+          .deleteFrom('quota_holds')
+          .where('id', '=', hold)
+          .returning(['user_id', 'period', 'day'])
+          .execute();
+        await giveBack(trx, rows);
+      });
+    },
+    async keep(hold) {
+      const rows = await raw('DELETE FROM quota_holds WHERE id = ? RETURNING id', [hold]);
+      return rows.length > 0;
+    },
+    async renew(holds, until) {
+      if (holds.length === 0) return;
+      await db
+        .updateTable('quota_holds')
+        .set({ expires_at: until })
+        .where('id', 'in', [...holds])
+        .execute();
+    },
+    async returnExpired(now, limit) {
+      // DELETE ... RETURNING hands each expired hold to one sweeper, on any number of nodes,
+      // and its unit goes back in the same transaction: given back once, never twice.
+      return inTransaction(async (trx) => {
+        const expired = trx
+          .selectFrom('quota_holds')
+          .select('id')
+          .where('expires_at', '<=', now)
+          .orderBy('id')
+          .limit(limit);
+        const rows = await trx
+          .deleteFrom('quota_holds')
+          .where('id', 'in', expired)
+          .returning(['user_id', 'period', 'day'])
+          .execute();
+        await giveBack(trx, rows);
+        return rows.length;
+      });
     },
     async used(userId, period) {
       const row = await db
@@ -816,6 +982,15 @@ function screenshotStore(
         .set({ cache_key: null })
         .where('cache_key', '=', cacheKey)
         .execute();
+    },
+    async knownTokens(tokens) {
+      if (tokens.length === 0) return new Set();
+      const rows = await db
+        .selectFrom('screenshots')
+        .select('token')
+        .where('token', 'in', [...tokens])
+        .execute();
+      return new Set(rows.map((r) => r.token));
     },
   };
 }

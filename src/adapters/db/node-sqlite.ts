@@ -1,5 +1,7 @@
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { AppError } from '../../domain/errors.ts';
+import { isDiskFull } from '../../lib/disk-full.ts';
 
 /**
  * The embedded database's one connection, two ways in: `kysely`, the small
@@ -40,6 +42,7 @@ export interface DirectSqlite {
 /** The tables whose rows the store remembers between requests (kysely-store.ts). */
 const REMEMBERED_TABLES = /\b(users|api_keys|screenshots)\b/i;
 const SELECT = /^\s*select\b/i;
+const ROLLBACK = /^\s*rollback\s*$/i;
 
 export function openNodeSqlite(file: string, onQuery: () => void = () => {}): NodeSqlite {
   const db = new DatabaseSync(file);
@@ -62,6 +65,7 @@ export function openNodeSqlite(file: string, onQuery: () => void = () => {}): No
       // counts as a write to it (a read through all() or iterate() is a RETURNING), and
       // the version moves once it has run, whether it succeeded or not.
       const writesRemembered = !SELECT.test(sql) && REMEMBERED_TABLES.test(sql);
+      const rollback = ROLLBACK.test(sql);
       const wrote = () => {
         if (writesRemembered) generation++;
       };
@@ -72,16 +76,23 @@ export function openNodeSqlite(file: string, onQuery: () => void = () => {}): No
           all: (params) => {
             try {
               return statement.all(...bind(params));
+            } catch (err) {
+              throw mapped(err);
             } finally {
               wrote();
             }
           },
           run: (params) => {
+            // SQLite already rolled back a transaction whose write found the disk full
+            // (SQLITE_FULL): Kysely's ROLLBACK after it must not replace that error.
+            if (rollback && !db.isTransaction) return { changes: 0, lastInsertRowid: 0 };
             let changes = 1;
             try {
               const result = statement.run(...bind(params));
               changes = Number(result.changes);
               return result;
+            } catch (err) {
+              throw mapped(err);
             } finally {
               if (changes > 0) wrote();
             }
@@ -116,14 +127,14 @@ export function openNodeSqlite(file: string, onQuery: () => void = () => {}): No
       return generation;
     },
     transaction(fn) {
-      db.exec('BEGIN IMMEDIATE');
       try {
+        db.exec('BEGIN IMMEDIATE');
         const result = fn();
         db.exec('COMMIT');
         return result;
       } catch (err) {
         if (db.isTransaction) db.exec('ROLLBACK');
-        throw err;
+        throw mapped(err);
       }
     },
   };
@@ -139,6 +150,20 @@ export function openNodeSqlite(file: string, onQuery: () => void = () => {}): No
       if (db.isOpen) db.close();
     },
   };
+}
+
+/**
+ * A write that found the disk full (SQLITE_FULL) is 503 `storage_error` with Retry-After
+ * (docs/errors.md): nothing was written (SQLite rolls the statement or transaction back), and
+ * the same write succeeds once space is freed.
+ */
+function mapped(err: unknown): unknown {
+  if (err instanceof AppError || !isDiskFull(err)) return err;
+  return new AppError('storage_error', 'the disk is full, retry shortly', {
+    status: 503,
+    headers: { 'Retry-After': '5' },
+    cause: err,
+  });
 }
 
 /**

@@ -106,6 +106,15 @@ export interface UsageMonthsTable {
   used: number;
 }
 
+/** A unit reserved for a capture in flight (migrations/0008-quota-holds.ts). */
+export interface QuotaHoldsTable {
+  id: Generated<number>;
+  user_id: number;
+  period: string;
+  day: string | null;
+  expires_at: Millis;
+}
+
 export interface UsageDaysTable {
   user_id: number;
   day: string;
@@ -192,6 +201,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   usage_months: UsageMonthsTable;
   usage_days: UsageDaysTable;
+  quota_holds: QuotaHoldsTable;
   screenshots: ScreenshotsTable;
   billing_accounts: BillingAccountsTable;
   billing_events: BillingEventsTable;

@@ -1,10 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { mkdir, open, rename, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AppError } from '../../domain/errors.ts';
 import type { ImageStorage, StoredImage } from '../../domain/image-storage.ts';
-import { assertValidImageKey, assertValidPut, contentTypeForKey } from './image-keys.ts';
+import {
+  assertValidImageKey,
+  assertValidPut,
+  contentTypeForKey,
+  isValidImageKey,
+} from './image-keys.ts';
 
 export interface DiskStorageOptions {
   dir: string;
@@ -127,14 +132,37 @@ export async function createDiskStorage(options: DiskStorageOptions): Promise<Im
       }
     },
 
+    async list({ olderThan, cursor, limit }) {
+      // A page is whole shard directories, from the cursor's on, until about `limit` keys.
+      try {
+        const shards = (await readdir(root)).filter((d) => /^[A-Za-z0-9_-]{2}$/.test(d)).sort();
+        const keys: string[] = [];
+        let i = cursor === null ? 0 : shards.findIndex((d) => d >= cursor);
+        for (; i >= 0 && i < shards.length && keys.length < limit; i++) {
+          const dir = path.join(root, shards[i] as string);
+          for (const name of await readdir(dir).catch(() => [] as string[])) {
+            if (!isValidImageKey(name)) continue; // temp files and anything not ours
+            const info = await stat(path.join(dir, name)).catch(() => null);
+            if (info !== null && info.mtime < olderThan) keys.push(name);
+          }
+        }
+        return { keys, next: i >= 0 && i < shards.length ? (shards[i] as string) : null };
+      } catch (err) {
+        throw storageError('list', err);
+      }
+    },
+
     async ping() {
       const probe = path.join(root, `.ping.${tempSuffix()}`);
       try {
         await writeFile(probe, 'ok', { flag: 'wx' });
       } catch (err) {
         throw storageError('readiness check', err);
+      } finally {
+        // Also when the write failed: on a full disk the file is created, empty, before its
+        // write finds no room, and every probe would leave one behind.
+        await unlink(probe).catch(() => {});
       }
-      await unlink(probe).catch(() => {});
     },
 
     async close() {},

@@ -2,13 +2,20 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  ListObjectsCommand,
   PutObjectCommand,
   S3Client,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { ImageStorage, StoredImage } from '../../domain/image-storage.ts';
-import { assertValidImageKey, assertValidPut, contentTypeForKey } from './image-keys.ts';
+import {
+  assertValidImageKey,
+  assertValidPut,
+  contentTypeForKey,
+  isValidImageKey,
+} from './image-keys.ts';
 
 export interface S3Options {
   bucket: string;
@@ -25,12 +32,7 @@ export interface S3Options {
   requestTimeoutMs?: number;
 }
 
-export const DEFAULT_S3_REQUEST_TIMEOUT_MS = 5000;
-/** One retry: a dead endpoint fails after two attempts, not the SDK's default three. */
-const MAX_ATTEMPTS = 2;
-const MAX_CONNECT_TIMEOUT_MS = 2000;
-/** Slack for the SDK's retry backoff inside the per-operation deadline. */
-const BACKOFF_SLACK_MS = 1000;
+export const DEFAULT_S3_REQUEST_TIMEOUT_MS = BOUNDS.storage.s3RequestTimeoutMs;
 
 const NETWORK_ERROR_CODES = new Set([
   'ECONNREFUSED',
@@ -130,14 +132,15 @@ export async function createS3Storage(options: S3Options): Promise<ImageStorage>
     throw new AppError('storage_error', 'S3 requestTimeoutMs must be a positive number.');
   }
   const prefix = normalizePrefix(options.prefix);
-  const deadlineMs = requestTimeoutMs * MAX_ATTEMPTS + BACKOFF_SLACK_MS;
+  const { s3Attempts, s3BackoffSlackMs, s3ConnectTimeoutMs } = BOUNDS.storage;
+  const deadlineMs = requestTimeoutMs * s3Attempts + s3BackoffSlackMs;
 
   const config: S3ClientConfig = {
     region,
     forcePathStyle,
-    maxAttempts: MAX_ATTEMPTS,
+    maxAttempts: s3Attempts,
     requestHandler: {
-      connectionTimeout: Math.min(requestTimeoutMs, MAX_CONNECT_TIMEOUT_MS),
+      connectionTimeout: Math.min(requestTimeoutMs, s3ConnectTimeoutMs),
       requestTimeout: requestTimeoutMs,
       throwOnRequestTimeout: true,
       socketTimeout: requestTimeoutMs,
@@ -178,7 +181,18 @@ export async function createS3Storage(options: S3Options): Promise<ImageStorage>
           { abortSignal: AbortSignal.timeout(deadlineMs) },
         );
       } catch (err) {
-        throw storageError('put', err);
+        const failure = storageError('put', err);
+        // Unanswered (a timeout, a cut connection): the object may exist all the same, or
+        // appear once a hung server resumes. Deleted now if it can be, without holding the
+        // answer; the orphan sweep removes what this misses (sweep-orphan-images.ts).
+        if (failure.status === 503) {
+          client
+            .send(new DeleteObjectCommand({ Bucket: bucket, Key }), {
+              abortSignal: AbortSignal.timeout(deadlineMs),
+            })
+            .catch(() => {});
+        }
+        throw failure;
       }
     },
 
@@ -211,6 +225,34 @@ export async function createS3Storage(options: S3Options): Promise<ImageStorage>
         // S3 answers 204 for missing keys; some compatible servers answer 404.
         if (isMissingObject(err)) return;
         throw storageError('delete', err);
+      }
+    },
+
+    async list({ olderThan, cursor, limit }) {
+      try {
+        // ListObjects (v1) with a marker, the last key seen: every S3-compatible server has
+        // it, and the cursor is a plain key (s3rver fails V2 pages that are truncated).
+        const out = await client.send(
+          new ListObjectsCommand({
+            Bucket: bucket,
+            ...(prefix ? { Prefix: prefix } : {}),
+            ...(cursor ? { Marker: cursor } : {}),
+            MaxKeys: limit,
+          }),
+          { abortSignal: AbortSignal.timeout(deadlineMs) },
+        );
+        const keys: string[] = [];
+        let last: string | null = null;
+        for (const object of out.Contents ?? []) {
+          if (object.Key === undefined) continue;
+          last = object.Key;
+          const key = object.Key.slice(prefix.length);
+          if (!isValidImageKey(key)) continue; // not ours
+          if (object.LastModified && object.LastModified < olderThan) keys.push(key);
+        }
+        return { keys, next: out.IsTruncated ? (out.NextMarker ?? last) : null };
+      } catch (err) {
+        throw storageError('list', err);
       }
     },
 
