@@ -89,7 +89,8 @@ export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}
       const incoming = req.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    return503OnClosing: true,
+    // Our own refusal below instead of Fastify's, whose body has no `code` and no Retry-After.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     ajv: { customOptions: { coerceTypes: false } },
     schemaController: { compilersFactory: { buildSerializer } },
@@ -103,8 +104,25 @@ export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}
   app.decorateRequest('account', null);
 
   // Infrastructure.
+  // From SIGTERM on (app.close()), every request that still reaches the node (on a kept-alive
+  // connection, or before the listener closed) is refused like any overload, with the
+  // connection closed, so that the client or the load balancer goes to another node.
+  let draining = false;
+  app.addHook('preClose', async () => {
+    draining = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    if (draining) {
+      throw new AppError('overloaded', 'the service is shutting down', {
+        headers: { 'Retry-After': '5' },
+      });
+    }
+  });
+  // The answers of requests in flight close their connection too: the server's close waits
+  // for every connection, and a kept-alive one would hold it until its idle timeout.
+  app.addHook('onSend', async (_request, reply) => {
+    if (draining) reply.header('Connection', 'close');
   });
   registerErrorHandling(app);
   registerMethodNotAllowed(app);

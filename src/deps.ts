@@ -34,6 +34,7 @@ import { loadPlans } from './config/plans-file.ts';
 import type { BillingContext, BillingProvider } from './domain/billing/ports.ts';
 import { receiveWebhook } from './domain/billing/receive-webhook.ts';
 import { BOUNDS } from './domain/bounds.ts';
+import { credentialDigest } from './domain/captures/capture-options.ts';
 import type { CaptureContext, FlightResult, RenderLocks } from './domain/captures/ports.ts';
 import { RequestResolutions } from './domain/captures/request-resolutions.ts';
 import type { DomainContext } from './domain/context.ts';
@@ -43,10 +44,16 @@ import { runJob } from './domain/jobs/run-job.ts';
 import type { CounterFactory } from './domain/limits.ts';
 import { setPasswordCost } from './domain/passwords.ts';
 import { demoAllowance } from './domain/plans.ts';
+import { QuotaHolds, returnExpiredHolds } from './domain/quota/quota-holds.ts';
 import type { RevocationBus } from './domain/revocations.ts';
 import type { CaptureJob } from './domain/store.ts';
 import type { HttpDeps } from './http/types.ts';
-import { createBillingHousekeeping, createRetentionSweep, type JobLogger } from './jobs.ts';
+import {
+  createBillingHousekeeping,
+  createOrphanSweep,
+  createRetentionSweep,
+  type JobLogger,
+} from './jobs.ts';
 import { createSecretDeriver } from './lib/server-secret.ts';
 import { SingleFlight } from './lib/single-flight.ts';
 import { type Clock, MINUTE_MS, systemClock } from './lib/time.ts';
@@ -60,10 +67,20 @@ export interface AppDeps extends HttpDeps {
   renderer: LazyRenderer;
   /** One retention sweep now (main.ts also runs it on a timer, jobs.ts). */
   sweep(): Promise<number>;
+  /** Gives back the units of expired quota holds now (main.ts also on a timer, jobs.ts). */
+  returnHolds(): Promise<number>;
+  /** Deletes stored images no record points to now (main.ts also on a timer, jobs.ts). */
+  sweepOrphans(): Promise<number>;
   billing: HttpDeps['billing'] & {
     /** Billing housekeeping now (main.ts also runs it every minute, jobs.ts). */
     settle(): Promise<number>;
   };
+  /**
+   * Shutdown's first step (main.ts): this node's job workers and webhook deliverer take no
+   * more work, deliveries being sent are let go at once for another node, and a job the
+   * renderer cuts off from now on goes back to the queue at once. Jobs rendering go on.
+   */
+  stopTakingWork(): Promise<void>;
   /** Closes what buildDeps opened, in reverse order. */
   close(): Promise<void>;
 }
@@ -106,28 +123,23 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     });
     closers.push(() => database.close());
     await migrateToLatest(database.db as never, database.dialect);
+    // With NODE_ENV=production loadConfig has refused a boot without SERVER_SECRET.
     const serverSecret = await loadServerSecret(database.db, config.serverSecret, clock());
-    if (serverSecret.source === 'database' && config.nodeEnv === 'production') {
-      logger?.warn(
-        {},
-        'SERVER_SECRET is not set: the secret signing secrets derive from is kept in the ' +
-          'database, so a copy of the database is enough to forge signed links ' +
-          '(docs/deployment.md, "Secrets")',
-      );
-    }
 
     const storage = await createStorage(config.storage);
     closers.push(() => storage.close());
 
     const shared = await chooseSharedState(config, database, schema, logger, closers);
     const { counters } = shared;
+    const store = createKyselyStore(database.db, database.dialect, {
+      direct: database.direct,
+      prepared: database.prepared,
+    });
     const ctx: DomainContext & { revocations: RevocationBus } = {
-      store: createKyselyStore(database.db, database.dialect, {
-        direct: database.direct,
-        prepared: database.prepared,
-      }),
+      store,
       clock,
       plans,
+      quotaHolds: new QuotaHolds({ store: store.quota, clock, leaseMs: config.quota.holdLeaseMs }),
       counters,
       secrets: createSecretDeriver(serverSecret.secret),
       revocations: shared.revocations,
@@ -163,7 +175,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       renderer,
       storage,
       guard,
-      resolutions: new RequestResolutions(guard),
+      resolutions: new RequestResolutions(guard, credentialDigest(ctx.secrets)),
       flights: new SingleFlight<FlightResult>(),
       renderLocks: shared.renderLocks,
       publicUrl: config.server.publicUrl.origin,
@@ -206,6 +218,15 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
         metrics,
         ...(logger ? { logger } : {}),
       }),
+      returnHolds: () => returnExpiredHolds(ctx),
+      sweepOrphans: createOrphanSweep({
+        store: ctx.store,
+        storage,
+        clock,
+        runExclusive: createExclusiveRunner(database),
+        minAgeMs: config.data.orphanMinAgeMs,
+        ...(logger ? { logger } : {}),
+      }),
       billing: {
         ...billing,
         settle: createBillingHousekeeping({ store: ctx.store, clock, local: billing.local }),
@@ -221,6 +242,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
           },
         },
       ],
+      stopTakingWork: () => jobs.stop(),
       close: async () => {
         for (const close of closers.reverse()) await close().catch(() => {});
       },
@@ -355,8 +377,9 @@ async function buildJobs(
     backoffMs: readonly number[];
     logger: JobLogger | undefined;
   },
-): Promise<{ ctx: JobContext; close(): Promise<void> }> {
+): Promise<{ ctx: JobContext; stop(): Promise<void>; close(): Promise<void> }> {
   const owner = workerName();
+  const stopping = new AbortController();
   const leaseMs = config.jobs.leaseMs;
   const sender = createProxyWebhookSender(options.webhookPolicy);
   const deliveryOptions = { owner, backoffMs: options.backoffMs, batch: 1 };
@@ -374,13 +397,16 @@ async function buildJobs(
           BOUNDS.jobs.deliveriesInFlightPerAccount,
         )
       )[0] ?? null,
-    run: (delivery) => attemptDelivery(capture, sender, delivery, deliveryOptions),
+    run: (delivery, stop) => attemptDelivery(capture, sender, delivery, deliveryOptions, stop),
+    release: async (delivery) => {
+      await capture.store.webhooks.release(delivery.id, owner);
+    },
     logger: options.logger,
   });
   let ctx: JobContext;
   // A finished job may have a webhook to send: look now rather than at the next tick.
   const run = (job: CaptureJob) =>
-    runJob(ctx, job, { owner, leaseMs }).finally(() => deliverer.wake());
+    runJob(ctx, job, { owner, leaseMs, stopping: stopping.signal }).finally(() => deliverer.wake());
   const { store, clock } = capture;
   // BullMQ (and ioredis) are loaded only with Redis configured.
   const queue = config.redisUrl
@@ -401,11 +427,18 @@ async function buildJobs(
         pollMs: BOUNDS.jobs.pollIntervalMs,
         claim: () => store.jobs.claim(owner, clock(), leaseMs),
         run,
+        release: (job) => store.jobs.release(job.id, owner, clock(), false),
         ...(options.logger ? { logger: options.logger } : {}),
       });
   ctx = { ...capture, jobs: queue };
   return {
     ctx,
+    stop: async () => {
+      stopping.abort();
+      // No more jobs taken; those rendering go on (the close below waits for them).
+      void queue.close().catch(() => {});
+      await deliverer.close({ abandon: true });
+    },
     close: async () => {
       await queue.close();
       await deliverer.close();

@@ -8,6 +8,7 @@ import type { PrunableCounters } from './adapters/limits/postgres.ts';
 import type { Metrics } from './adapters/metrics/metrics.ts';
 import { BOUNDS } from './domain/bounds.ts';
 import { sweepExpired } from './domain/captures/sweep-expired.ts';
+import { sweepOrphanImages } from './domain/captures/sweep-orphan-images.ts';
 import type { ImageStorage } from './domain/image-storage.ts';
 import type { Store } from './domain/store.ts';
 import { type Clock, MINUTE_MS } from './lib/time.ts';
@@ -61,6 +62,34 @@ export function createRetentionSweep(options: RetentionSweepOptions): () => Prom
 }
 
 /**
+ * One orphan sweep (sweep-orphan-images.ts): stored images older than `minAgeMs` that no
+ * record points to are deleted, one node at a time. How many (0 when another node was
+ * sweeping).
+ */
+export function createOrphanSweep(options: {
+  store: Store;
+  storage: ImageStorage;
+  clock: Clock;
+  runExclusive: RunExclusive;
+  minAgeMs: number;
+  logger?: JobLogger;
+}): () => Promise<number> {
+  const { store, storage, clock, logger, minAgeMs } = options;
+  return async () => {
+    const outcome = await options.runExclusive('orphan-sweeper', () =>
+      sweepOrphanImages(
+        { store, storage, clock },
+        {
+          minAgeMs,
+          onError: (err, key) => logger?.warn({ err, key }, 'could not delete an orphan image'),
+        },
+      ),
+    );
+    return outcome.ran ? outcome.value : 0;
+  };
+}
+
+/**
  * Billing housekeeping: the local provider's renewals and period ends (when it is the
  * provider), and forgetting applied event ids past their retention. How many subscriptions
  * moved.
@@ -82,12 +111,43 @@ export interface BackgroundJobs {
   stop(): void;
 }
 
-/** Runs the sweep every `sweepIntervalMs` and billing housekeeping every minute until stopped. */
+/**
+ * Runs the sweep every `sweepIntervalMs`, billing housekeeping every minute, the return of
+ * expired quota holds every `holdSweepMs` (on every node, from the start: a restarted node
+ * gives back what it held before it died), and the orphan image sweep every
+ * `orphanSweepMs`, until stopped.
+ */
 export function startBackgroundJobs(
-  jobs: { sweep(): Promise<number>; settleBilling(): Promise<number> },
-  options: { sweepIntervalMs: number; logger?: JobLogger },
+  jobs: {
+    sweep(): Promise<number>;
+    settleBilling(): Promise<number>;
+    returnHolds(): Promise<number>;
+    sweepOrphans(): Promise<number>;
+  },
+  options: {
+    sweepIntervalMs: number;
+    holdSweepMs: number;
+    orphanSweepMs: number;
+    logger?: JobLogger;
+  },
 ): BackgroundJobs {
   const { logger } = options;
+  const orphans = setInterval(() => {
+    jobs
+      .sweepOrphans()
+      .then((n) => n > 0 && logger?.info({ deleted: n }, 'deleted images without a record'))
+      .catch((err) => logger?.warn({ err }, 'orphan image sweep failed'));
+  }, options.orphanSweepMs);
+  orphans.unref();
+  const returnHolds = () => {
+    jobs
+      .returnHolds()
+      .then((n) => n > 0 && logger?.info({ returned: n }, 'returned units of expired holds'))
+      .catch((err) => logger?.warn({ err }, 'returning expired quota holds failed'));
+  };
+  returnHolds();
+  const holds = setInterval(returnHolds, options.holdSweepMs);
+  holds.unref();
   const sweeper = setInterval(() => {
     jobs
       .sweep()
@@ -103,6 +163,8 @@ export function startBackgroundJobs(
     stop: () => {
       clearInterval(sweeper);
       clearInterval(billing);
+      clearInterval(holds);
+      clearInterval(orphans);
     },
   };
 }

@@ -14,6 +14,11 @@ import type { AppDeps } from './deps.ts';
  * compiled code (type stripping included) is cached under DATA_DIR for the next start.
  */
 type Level = 'info' | 'warn' | 'error';
+/**
+ * After the shutdown grace, what closing the browser pool, storage and the database may take
+ * before the process is ended regardless (exit 1).
+ */
+const SHUTDOWN_CLEANUP_MS = 15_000;
 /** Log lines kept from before the app's logger exists. */
 const MAX_EARLY_LOG_LINES = 100;
 
@@ -78,23 +83,51 @@ async function main(): Promise<void> {
   log = app.log;
   for (const [level, obj, msg] of early.splice(0)) app.log[level](obj, msg);
   const jobs = startBackgroundJobs(
-    { sweep: deps.sweep, settleBilling: deps.billing.settle },
-    { sweepIntervalMs: config.data.sweepIntervalMs, logger },
+    {
+      sweep: deps.sweep,
+      settleBilling: deps.billing.settle,
+      returnHolds: deps.returnHolds,
+      sweepOrphans: deps.sweepOrphans,
+    },
+    {
+      sweepIntervalMs: config.data.sweepIntervalMs,
+      holdSweepMs: config.quota.holdLeaseMs / 4,
+      orphanSweepMs: config.data.orphanMinAgeMs / 2,
+      logger,
+    },
   );
   let stopping = false;
+  /**
+   * SIGTERM (docs/deployment.md, "Shutdown"): new requests are refused (503 overloaded,
+   * Retry-After) while the ones in flight finish; job workers and the webhook deliverer take
+   * nothing more and let go of deliveries being sent; captures still running when the grace
+   * ends are cut off (503, their units given back), and jobs cut off go back to the queue at
+   * once. Then the browser pool (its processes, profile and temp directory), storage and the
+   * database close, and the process exits 0.
+   */
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down: draining HTTP, then the browser pool, then storage');
+    const graceMs = config.server.shutdownGraceMs;
+    app.log.info({ signal, grace_ms: graceMs }, 'shutting down: draining HTTP and jobs');
+    // Only a close that hangs past the grace and the cleanup ends the process this way.
     const force = setTimeout(() => {
       app.log.error('shutdown timed out; exiting');
       process.exit(1);
-    }, config.server.shutdownTimeoutMs);
+    }, graceMs + SHUTDOWN_CLEANUP_MS);
     force.unref();
+    const cutOff = setTimeout(() => {
+      app.log.warn('shutdown grace over: cutting off the captures still running');
+      void deps.renderer.close();
+    }, graceMs);
     try {
-      await app.close();
       jobs.stop();
+      const draining = app.close();
+      await deps.stopTakingWork();
+      await draining;
+      // Jobs still rendering are waited for here, under the same grace.
       await deps.close();
+      clearTimeout(cutOff);
       process.exit(0);
     } catch (err) {
       app.log.error({ err }, 'error during shutdown');

@@ -69,4 +69,18 @@ describeEachDatabase('job claims', (db) => {
     assert.equal(await jobs.claim('w3', now + 39_000, 30_000, id), null, 'not due yet');
     assert.equal((await jobs.claim('w3', now + 40_000, 30_000, id))?.attempts, 3);
   });
+
+  it('a job released by a stopping worker is taken at once, its attempt uncounted if it never ran', async () => {
+    const { id: userId } = await signUp(t);
+    const jobs = t.deps.ctx.store.jobs;
+    const id = await queue(userId, Date.now());
+    const now = Date.now();
+    assert.equal((await jobs.claim('w1', now, 30_000, id))?.attempts, 1);
+    assert.equal(await jobs.release(id, 'w2', now, false), false, 'only its holder lets go');
+    assert.equal(await jobs.release(id, 'w1', now, false), true);
+    // No lease to wait for: another worker takes it now, as its first attempt.
+    assert.equal((await jobs.claim('w2', now, 30_000, id))?.attempts, 1);
+    assert.equal(await jobs.release(id, 'w2', now, true), true);
+    assert.equal((await jobs.claim('w3', now, 30_000, id))?.attempts, 2, 'a run counts');
+  });
 });

@@ -77,3 +77,33 @@ test('scale-out settings: schema, Redis key prefix, sweep interval', () => {
     assert.equal(err.problems.length, 4, err.problems.join('\n'));
   }
 });
+
+test('the CDP message bound: its default, and room for the largest image', () => {
+  const c = loadConfig({});
+  assert.equal(c.render.maxMessageBytes, 384 * 2 ** 20);
+  assert.equal(loadConfig({ CDP_MAX_MESSAGE_MB: '480' }).render.maxMessageBytes, 480 * 2 ** 20);
+  assert.throws(() => loadConfig({ CDP_MAX_MESSAGE_MB: '481' }), ConfigError);
+  // A 90-megapixel image needs more than the default bound; a bound too small for the
+  // image bound is refused at boot, naming what it needs.
+  assert.throws(
+    () => loadConfig({ MAX_IMAGE_PIXELS: '90000000' }),
+    /CDP_MAX_MESSAGE_MB must be at least 461/,
+  );
+  assert.equal(
+    loadConfig({ MAX_IMAGE_PIXELS: '90000000', CDP_MAX_MESSAGE_MB: '461' }).render.maxImagePixels,
+    90_000_000,
+  );
+  assert.throws(() => loadConfig({ CDP_MAX_MESSAGE_MB: '16' }), /MAX_IMAGE_PIXELS=64000000/);
+  assert.doesNotThrow(() => loadConfig({ CDP_MAX_MESSAGE_MB: '16', MAX_IMAGE_PIXELS: '2000000' }));
+});
+
+test('the shutdown grace: the render deadline plus 10 s by default; the old name refused', () => {
+  assert.equal(loadConfig({}).server.shutdownGraceMs, 40_000);
+  assert.equal(loadConfig({ RENDER_TIMEOUT_MS: '15500' }).server.shutdownGraceMs, 26_000);
+  assert.equal(loadConfig({ SHUTDOWN_GRACE_SECONDS: '5' }).server.shutdownGraceMs, 5_000);
+  assert.throws(() => loadConfig({ SHUTDOWN_GRACE_SECONDS: '0' }), ConfigError);
+  assert.throws(
+    () => loadConfig({ SHUTDOWN_TIMEOUT_MS: '30000' }),
+    /SHUTDOWN_TIMEOUT_MS was replaced by SHUTDOWN_GRACE_SECONDS/,
+  );
+});

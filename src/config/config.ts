@@ -26,7 +26,11 @@ export interface Config {
     /** log2 of scrypt's N for new password hashes. */
     passwordHashCost: number;
     keepAliveTimeoutMs: number;
-    shutdownTimeoutMs: number;
+    /**
+     * After SIGTERM, how long captures in flight may run on before they are cut off (503) and
+     * the process closes (docs/deployment.md, "Shutdown").
+     */
+    shutdownGraceMs: number;
   };
   data: {
     dir: string;
@@ -36,6 +40,11 @@ export interface Config {
     databaseSchema: string | undefined;
     /** How often the retention sweeper runs (one node at a time on PostgreSQL). */
     sweepIntervalMs: number;
+    /**
+     * A stored image with no record is deleted once it is this old (the orphan sweep, which
+     * runs every half of it); younger ones may still be waiting for their record.
+     */
+    orphanMinAgeMs: number;
   };
   redisUrl: URL | undefined;
   /** Prefix of every Redis key and channel, so several deployments can share one Redis. */
@@ -51,6 +60,8 @@ export interface Config {
     maxImagePixels: number;
     /** Resident memory one renderer process may hold before it is killed. */
     rendererMaxMemoryBytes: number;
+    /** Largest CDP message read from Chromium; a larger one replaces the browser. */
+    maxMessageBytes: number;
     egressAllowlist: string;
   };
   storage:
@@ -71,9 +82,17 @@ export interface Config {
     /** How long a worker holds a job without renewing it (a dead node's job waits this long). */
     leaseMs: number;
   };
+  quota: {
+    /**
+     * How long a unit reserved for a capture in flight stays held without its node renewing
+     * it: the units of a node that died come back within this plus a quarter of it.
+     */
+    holdLeaseMs: number;
+  };
   /**
-   * SERVER_SECRET: the root of every derived secret (signing secrets); unset, one kept in the
-   * database is used (docs/deployment.md, "Secrets").
+   * SERVER_SECRET: the root of every derived secret (signing secrets, the keys of credentials
+   * at rest); unset, one kept in the database is used (docs/deployment.md, "Secrets"), never
+   * with NODE_ENV=production (the boot stops).
    */
   serverSecret: string | undefined;
 }
@@ -144,6 +163,10 @@ export function loadConfig(env: Env): Config {
   }
 
   const renderConcurrency = r.int('RENDER_CONCURRENCY', Math.max(1, availableParallelism()), 1, 64);
+  const renderTimeoutMs = r.int('RENDER_TIMEOUT_MS', 30_000, 1_000, 300_000);
+  if (r.raw('SHUTDOWN_TIMEOUT_MS') !== undefined) {
+    r.problem('SHUTDOWN_TIMEOUT_MS was replaced by SHUTDOWN_GRACE_SECONDS (in seconds)');
+  }
   const config: Config = {
     nodeEnv,
     server: {
@@ -157,13 +180,16 @@ export function loadConfig(env: Env): Config {
       bodyLimitBytes: BOUNDS.http.bodyBytes,
       passwordHashCost: r.int('PASSWORD_HASH_COST', 15, 10, 17),
       keepAliveTimeoutMs: BOUNDS.http.keepAliveTimeoutMs,
-      shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 30_000, 1_000, 600_000),
+      // By default a capture accepted just before the signal still ends on its own deadline.
+      shutdownGraceMs:
+        r.int('SHUTDOWN_GRACE_SECONDS', Math.ceil(renderTimeoutMs / 1000) + 10, 1, 3_600) * 1000,
     },
     data: {
       dir: dataDir,
       databaseUrl,
       databaseSchema,
       sweepIntervalMs: r.int('SWEEP_INTERVAL_MS', 60_000, 1_000, 3_600_000),
+      orphanMinAgeMs: r.int('ORPHAN_IMAGE_MIN_AGE_MS', 3_600_000, 5_000, 86_400_000),
     },
     redisUrl,
     redisPrefix,
@@ -172,12 +198,16 @@ export function loadConfig(env: Env): Config {
       chromePath: r.optional('CHROME_PATH'),
       concurrency: renderConcurrency,
       queueSize: r.int('RENDER_QUEUE', 50, 0, 10_000),
-      timeoutMs: r.int('RENDER_TIMEOUT_MS', 30_000, 1_000, 300_000),
+      timeoutMs: renderTimeoutMs,
       maxPageHeight: r.int('MAX_PAGE_HEIGHT', 16_384, 256, 65_535),
-      // 64 megapixels in the ordinary (SI) sense. At most 100 million: the base64 of an
-      // incompressible RGBA PNG must stay under V8's longest string (2^29 - 24 characters).
-      maxImagePixels: r.int('MAX_IMAGE_PIXELS', 64_000_000, 1_000_000, 100_000_000),
+      // 64 megapixels in the ordinary (SI) sense. At most 90 million: an image arrives as one
+      // CDP message (the base64 of a PNG), which must fit CDP_MAX_MESSAGE_MB (checked below).
+      maxImagePixels: r.int('MAX_IMAGE_PIXELS', 64_000_000, 1_000_000, 90_000_000),
       rendererMaxMemoryBytes: r.int('RENDERER_MAX_MEMORY_MB', 2_048, 128, 65_536) * 2 ** 20,
+      // At most 480 MiB: a message is decoded into one string, and V8's longest is 512 MiB.
+      maxMessageBytes:
+        r.int('CDP_MAX_MESSAGE_MB', BOUNDS.browser.maxProtocolMessageBytes / 2 ** 20, 16, 480) *
+        2 ** 20,
       egressAllowlist: r.string('EGRESS_ALLOWLIST', ''),
     },
     storage: parseStorage(r, dataDir),
@@ -186,15 +216,44 @@ export function loadConfig(env: Env): Config {
       workers: r.int('ASYNC_WORKERS', renderConcurrency, 0, 64),
       leaseMs: r.int('JOB_LEASE_MS', 30_000, 2_000, 600_000),
     },
-    serverSecret: parseServerSecret(r),
+    quota: {
+      // At most 90 s: a dead node's units are back within 2 minutes (docs/plans-and-limits.md).
+      holdLeaseMs: r.int('QUOTA_HOLD_LEASE_MS', 60_000, 2_000, 90_000),
+    },
+    serverSecret: parseServerSecret(r, nodeEnv),
   };
+
+  const imageMessage = largestImageMessageBytes(config.render.maxImagePixels);
+  if (imageMessage > config.render.maxMessageBytes) {
+    r.problem(
+      `CDP_MAX_MESSAGE_MB must be at least ${Math.ceil(imageMessage / 2 ** 20)} for MAX_IMAGE_PIXELS=${config.render.maxImagePixels} (an image of that size arrives in one message)`,
+    );
+  }
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }
 
-function parseServerSecret(r: EnvReader): string | undefined {
+/**
+ * The CDP message that carries the largest image: the base64 of a PNG of incompressible
+ * pixels with alpha (5.35 characters a pixel measured at 64 MP, 4 bytes a pixel plus PNG
+ * framing), with room for the message around it.
+ */
+export function largestImageMessageBytes(pixels: number): number {
+  return Math.ceil(pixels * 5.36) + 64 * 1024;
+}
+
+function parseServerSecret(r: EnvReader, nodeEnv: Config['nodeEnv']): string | undefined {
   const secret = r.optional('SERVER_SECRET');
+  if (secret === undefined && nodeEnv === 'production') {
+    // Unset, the root of every derived secret (signing secrets, the keys that protect
+    // credentials at rest) would be kept in the database: a copy of it would be enough to
+    // forge signed links and read a queued job's credentials.
+    r.problem(
+      'SERVER_SECRET is required with NODE_ENV=production: at least 32 characters, the same ' +
+        'on every node (e.g. openssl rand -base64 32)',
+    );
+  }
   if (secret !== undefined && secret.length < 32) {
     r.problem('SERVER_SECRET must be at least 32 characters (e.g. openssl rand -base64 32)');
   }

@@ -96,6 +96,13 @@ export const BOUNDS = {
     maxCredentialLength: 256,
     /** Each text of `metadata` (title, descriptions), in characters; longer is cut. */
     maxMetadataText: 1_024,
+    /**
+     * Any other value read back from a rendered page (the class names, ids and links the ad
+     * list's hiding rules are looked up by), in characters (docs/security.md).
+     */
+    pageValueMaxChars: 65_536,
+    /** The first line of what `scripts` threw, kept in the 400, in characters. */
+    scriptErrorMaxChars: 300,
   },
 
   /** Listing screenshots (`GET /v1/screenshots`, the dashboard's history). */
@@ -180,6 +187,47 @@ export const BOUNDS = {
     localSettleBatch: 100,
     /** The id in a local checkout or portal page's path, in characters. */
     localSessionIdMaxLength: 100,
+  },
+
+  /** What the service reads from Chromium (docs/security.md, "Hostile pages"). */
+  browser: {
+    /**
+     * A CDP message from Chromium, counted in bytes before it is decoded; a larger one is
+     * dropped undecoded and its browser replaced (its captures: 503). The largest legitimate
+     * one is a capture at the 64-megapixel default of MAX_IMAGE_PIXELS as a PNG with alpha
+     * (4 bytes a pixel of noise, base64): about 343 MB measured. Node's longest string,
+     * 0x1fffffe8 characters (512 MiB), stays well above. CDP_MAX_MESSAGE_MB lowers it.
+     */
+    maxProtocolMessageBytes: 384 * 1024 * 1024,
+    /** A PDF (`format: "pdf"`), read as a stream; a larger one is 400 invalid_request. */
+    maxPdfBytes: 50 * 1024 * 1024,
+    /** Bytes asked of Chromium per read of a PDF stream (IO.read). */
+    pdfReadChunkBytes: 1024 * 1024,
+  },
+
+  /** Admission to the render pool under overload (docs/security.md, "Overload"). */
+  admission: {
+    /** Successful renders whose median is the node's typical render time. */
+    renderTimeSamples: 20,
+    /** Fewer successful renders than this: no capture is refused for its deadline. */
+    minRenderTimeSamples: 5,
+  },
+
+  /** Image storage (docs/deployment.md, "When a dependency fails"). */
+  storage: {
+    /** One HTTP attempt to S3: connecting, sending, the answer's headers, and any idle gap. */
+    s3RequestTimeoutMs: 5_000,
+    /** Connecting to S3, within the attempt's budget. */
+    s3ConnectTimeoutMs: 2_000,
+    /** Attempts per S3 operation (one retry): a dead or hung endpoint fails after two. */
+    s3Attempts: 2,
+    /**
+     * Beyond the attempts, for the SDK's backoff between them: an operation ends, answered or
+     * not, within attempts x request timeout + this (11 s), then 503 `storage_error`.
+     */
+    s3BackoffSlackMs: 1_000,
+    /** Images listed per page by the orphan sweep. */
+    orphanSweepPageSize: 1_000,
   },
 
   /** Name lookups before and during a render (docs/egress.md, "DNS"). */

@@ -17,6 +17,8 @@ export interface NodeProcess {
   dataDir: string;
   /** What the process wrote to stdout and stderr so far. */
   output(): string;
+  /** Resolves with the exit code once the process has exited (null: ended by a signal). */
+  exited: Promise<number | null>;
   fetch(path: string, init?: RequestInit & { json?: unknown; cookie?: string }): Promise<Response>;
   /** SIGTERM, then SIGKILL after a grace period; removes its data directory. */
   stop(): Promise<void>;
@@ -94,6 +96,7 @@ export async function startNode(
     pid: child.pid ?? 0,
     dataDir,
     output: () => output,
+    exited,
     fetch: (p, init = {}) => {
       const { json, cookie, headers, ...rest } = init;
       const h = new Headers(headers);

@@ -20,6 +20,8 @@ export function createDbJobQueue(options: {
   claim: () => Promise<CaptureJob | null>;
   /** Runs a claimed job; a requeued one is found again by the polling once it is due. */
   run: (job: CaptureJob) => Promise<unknown>;
+  /** Gives back a job taken while the queue was being closed, for another node at once. */
+  release: (job: CaptureJob) => Promise<unknown>;
   logger?: PumpLogger;
 }): JobQueue & { close(): Promise<void> } {
   const pump: Pump | null =
@@ -31,6 +33,9 @@ export function createDbJobQueue(options: {
           take: options.claim,
           run: async (job) => {
             await options.run(job);
+          },
+          release: async (job) => {
+            await options.release(job);
           },
           logger: options.logger,
         })

@@ -6,8 +6,11 @@
 export interface Pump {
   /** Look for work now (coalesced: a wake during a look makes one more look). */
   wake(): void;
-  /** Stops taking work and waits for the running tasks. */
-  close(): Promise<void>;
+  /**
+   * Stops taking work and waits for the running tasks; `abandon` aborts their signal first
+   * (a stopping node lets go of what it would not finish). Calling it again waits again.
+   */
+  close(options?: { abandon?: boolean }): Promise<void>;
 }
 
 export interface PumpLogger {
@@ -20,28 +23,42 @@ export function startPump<T>(options: {
   pollMs: number;
   /** The next piece of work, or null when there is none. */
   take(): Promise<T | null>;
-  run(work: T): Promise<void>;
+  /** `signal` aborts when the pump is closed with `abandon`. */
+  run(work: T, signal: AbortSignal): Promise<void>;
+  /** Gives back work taken while the pump was being closed (it never ran). */
+  release?(work: T): Promise<void>;
   logger?: PumpLogger | undefined;
 }): Pump {
   const running = new Set<Promise<void>>();
+  const abandon = new AbortController();
   let closed = false;
-  let looking = false;
+  /** The look in progress (a close waits for it: it may be taking work). */
+  let looking: Promise<void> | null = null;
   let again = false;
 
-  const look = async (): Promise<void> => {
+  const look = (): Promise<void> => {
     if (looking) {
       again = true;
-      return;
+      return looking;
     }
-    looking = true;
+    looking = lookNow().finally(() => {
+      looking = null;
+    });
+    return looking;
+  };
+  const lookNow = async (): Promise<void> => {
     try {
       do {
         again = false;
         while (!closed && running.size < options.concurrency) {
           const work = await options.take();
-          if (work === null || closed) break;
+          if (work === null) break;
+          if (closed) {
+            await options.release?.(work);
+            break;
+          }
           const task: Promise<void> = options
-            .run(work)
+            .run(work, abandon.signal)
             .catch((err: unknown) => options.logger?.warn({ err }, `${options.name}: task failed`))
             .finally(() => {
               running.delete(task);
@@ -53,8 +70,6 @@ export function startPump<T>(options: {
     } catch (err) {
       // The database is away: the next tick tries again.
       options.logger?.warn({ err }, `${options.name}: could not take work`);
-    } finally {
-      looking = false;
     }
   };
 
@@ -63,9 +78,11 @@ export function startPump<T>(options: {
   void look();
   return {
     wake: () => void look(),
-    async close() {
+    async close(closeOptions = {}) {
       closed = true;
       clearInterval(timer);
+      if (closeOptions.abandon) abandon.abort();
+      await looking;
       await Promise.allSettled([...running]);
     },
   };

@@ -33,14 +33,16 @@ export function createProxyWebhookSender(policy: EgressPolicy): WebhookSender & 
     return started;
   };
   return {
-    async send({ url, headers, body, timeoutMs }) {
+    async send({ url, headers, body, timeoutMs, signal }) {
       const { agent, request } = await start();
       const res = await request(url, {
         method: 'POST',
         headers,
         body,
         dispatcher: agent,
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: signal
+          ? AbortSignal.any([AbortSignal.timeout(timeoutMs), signal])
+          : AbortSignal.timeout(timeoutMs),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });

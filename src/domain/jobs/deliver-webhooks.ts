@@ -39,12 +39,18 @@ export async function deliverDueWebhooks(
   return due.length;
 }
 
-/** One attempt at one claimed delivery, recorded with what follows it. */
+/**
+ * One attempt at one claimed delivery, recorded with what follows it. When `stop` aborts
+ * (the node is shutting down) the attempt is dropped unrecorded and the delivery let go at
+ * once for another node: the receiver may see it twice, under the same `webhook-id`, which
+ * the scheme provides for.
+ */
 export async function attemptDelivery(
   ctx: DomainContext,
   sender: WebhookSender,
   delivery: WebhookDelivery,
   options: DeliveryOptions,
+  stop?: AbortSignal,
 ): Promise<void> {
   const started = ctx.clock();
   const timestamp = Math.floor(started / 1000);
@@ -56,6 +62,7 @@ export async function attemptDelivery(
       url: delivery.url,
       body: delivery.payload,
       timeoutMs: BOUNDS.jobs.webhookTimeoutMs,
+      ...(stop ? { signal: stop } : {}),
       headers: {
         'content-type': 'application/json',
         'user-agent': 'Shotsmith-Webhooks/1',
@@ -76,6 +83,11 @@ export async function attemptDelivery(
       0,
       BOUNDS.jobs.webhookErrorMax,
     );
+  }
+  // An answer that came is recorded as usual; only an attempt cut off is let go.
+  if (stop?.aborted && statusCode === null) {
+    await ctx.store.webhooks.release(delivery.id, options.owner);
+    return;
   }
   const finished = ctx.clock();
   const wait = options.backoffMs[delivery.attempts];

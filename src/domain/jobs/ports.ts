@@ -16,6 +16,8 @@ export interface WebhookSender {
     headers: Record<string, string>;
     body: string;
     timeoutMs: number;
+    /** Ends the request early (the node is stopping). */
+    signal?: AbortSignal;
   }): Promise<{ status: number; body: string }>;
 }
 

@@ -7,6 +7,7 @@ import { runCapture } from '../captures/run-capture.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { CaptureJob, NewDelivery } from '../store.ts';
 import { jobAnswer, jobResult, newDeliveryId } from './job-answer.ts';
+import { openCredentials } from './job-credentials.ts';
 import type { JobContext } from './ports.ts';
 
 export interface RunJobOptions {
@@ -14,6 +15,11 @@ export interface RunJobOptions {
   owner: string;
   /** How long a lease lasts unless renewed (a third of it between renewals). */
   leaseMs: number;
+  /**
+   * Aborted when the node starts shutting down: a job its renderer then cuts off (503
+   * overloaded) goes back to the queue at once, for another node, not after a retry delay.
+   */
+  stopping?: AbortSignal;
 }
 
 /**
@@ -59,7 +65,7 @@ export async function runJob(
     let outcome: Awaited<ReturnType<typeof runCapture>>;
     try {
       outcome = await runCapture(ctx, {
-        input: job.input as CaptureInput,
+        input: openCredentials(ctx.secrets, job.id, job.input) as CaptureInput,
         caller: {
           client: `user:${user.id}`,
           cacheOwner: `user:${user.id}:${plan.name}`,
@@ -72,6 +78,9 @@ export async function runJob(
       });
     } catch (err) {
       if (lost.signal.aborted) return 'done'; // another worker has the job now
+      if (options.stopping?.aborted && isAppError(err) && err.code === 'overloaded') {
+        if (await ctx.store.jobs.release(job.id, owner, ctx.clock(), true)) return 'requeued';
+      }
       if (isAppError(err) && err.retryable && job.attempts < BOUNDS.jobs.maxAttempts) {
         const now = ctx.clock();
         const requeued = await ctx.store.jobs.requeue(
