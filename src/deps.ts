@@ -126,7 +126,14 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     // With NODE_ENV=production loadConfig has refused a boot without SERVER_SECRET.
     const serverSecret = await loadServerSecret(database.db, config.serverSecret, clock());
 
-    const storage = await createStorage(config.storage);
+    // Objects this deployment writes carry a tag only it can make (server secret and
+    // schema), so its orphan sweep never deletes another deployment's images in a bucket.
+    const storage = await createStorage(config.storage, {
+      owner: createSecretDeriver(serverSecret.secret)
+        .derive('storage-owner', schema ?? '')
+        .toString('hex')
+        .slice(0, 32),
+    });
     closers.push(() => storage.close());
 
     const shared = await chooseSharedState(config, database, schema, logger, closers);

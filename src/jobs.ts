@@ -75,12 +75,14 @@ export function createOrphanSweep(options: {
   logger?: JobLogger;
 }): () => Promise<number> {
   const { store, storage, clock, logger, minAgeMs } = options;
+  const resume = { cursor: null as string | null };
   return async () => {
     const outcome = await options.runExclusive('orphan-sweeper', () =>
       sweepOrphanImages(
         { store, storage, clock },
         {
           minAgeMs,
+          resume,
           onError: (err, key) => logger?.warn({ err, key }, 'could not delete an orphan image'),
         },
       ),

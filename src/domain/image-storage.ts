@@ -24,6 +24,12 @@ export interface ImageStorage {
     cursor: string | null;
     limit: number;
   }): Promise<{ keys: string[]; next: string | null }>;
+  /**
+   * Whether the stored object was written by this deployment, so the orphan sweep may
+   * delete it: a bucket can be shared (staging beside production, another tool's objects).
+   * Local disk under DATA_DIR is this deployment's alone.
+   */
+  owns(key: string): Promise<boolean>;
   /** Throws AppError('storage_error') when the backend is not usable (readiness probe). */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -8,7 +8,12 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { type NodeProcess, startNode } from '../helpers/node-process.ts';
@@ -145,17 +150,33 @@ describe('a hung S3', () => {
 
   it('sweeps an image no record points to (its node died before the record), keeps the rest', async () => {
     const before = await objects();
-    const orphan = `${'0'.repeat(8)}${Date.now().toString(16).padStart(24, '0')}.png`;
     const client = s3Client();
+    const name = (n: number) =>
+      `${String(n).repeat(8)}${Date.now().toString(16).padStart(24, '0')}.png`;
+    // An image of this deployment (another of its nodes died before the record): tagged
+    // like every image it writes. Beside it, a shared bucket's other objects: one another
+    // deployment wrote (its own tag), one from before tags or another tool (none).
+    const orphan = name(0);
+    const foreign = [name(1), name(2)];
     try {
-      await client.send(
-        new PutObjectCommand({
-          Bucket: s3.bucket,
-          Key: orphan,
-          Body: Buffer.from('not a record'),
-          ContentType: 'image/png',
-        }),
-      );
+      const recorded = before[0];
+      assert.ok(recorded, 'an image with a record');
+      const head = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: recorded }));
+      const tag = head.Metadata?.['shotsmith-owner'];
+      assert.match(String(tag), /^[0-9a-f]{32}$/, 'images carry their deployment tag');
+      const put = (Key: string, Metadata?: Record<string, string>) =>
+        client.send(
+          new PutObjectCommand({
+            Bucket: s3.bucket,
+            Key,
+            Body: Buffer.from('not a record'),
+            ContentType: 'image/png',
+            ...(Metadata ? { Metadata } : {}),
+          }),
+        );
+      await put(orphan, { 'shotsmith-owner': String(tag) });
+      await put(foreign[0] as string, { 'shotsmith-owner': 'f'.repeat(32) });
+      await put(foreign[1] as string);
     } finally {
       client.destroy();
     }
@@ -163,6 +184,11 @@ describe('a hung S3', () => {
     // Older than 5 s, then found by a sweep (every 2.5 s).
     const deadline = Date.now() + 60_000;
     while ((await objects()).includes(orphan) && Date.now() < deadline) await sleep(500);
-    assert.deepEqual(await objects(), before, 'the orphan is gone, the recorded images stay');
+    await sleep(6_000); // another sweep or two, which must leave the others alone
+    assert.deepEqual(
+      await objects(),
+      [...before, ...foreign].sort(),
+      "this deployment's orphan is gone; recorded images and other deployments' objects stay",
+    );
   });
 });

@@ -152,6 +152,10 @@ export async function createDiskStorage(options: DiskStorageOptions): Promise<Im
       }
     },
 
+    async owns() {
+      return true;
+    },
+
     async ping() {
       const probe = path.join(root, `.ping.${tempSuffix()}`);
       try {

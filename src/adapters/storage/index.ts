@@ -7,16 +7,22 @@ export type { S3Options } from './s3-storage.ts';
 
 export type StorageConfig = { kind: 'disk'; dir: string } | ({ kind: 's3' } & S3Options);
 
-/** Builds the configured image storage (docs/deployment.md: disk by default, S3 to scale out). */
-export async function createStorage(config: StorageConfig): Promise<ImageStorage> {
+/**
+ * Builds the configured image storage (docs/deployment.md: disk by default, S3 to scale out).
+ * `owner` tags what this deployment writes to a bucket, for the orphan sweep.
+ */
+export async function createStorage(
+  config: StorageConfig,
+  options: { owner?: string } = {},
+): Promise<ImageStorage> {
   switch (config.kind) {
     case 'disk':
       return createDiskStorage({ dir: config.dir });
     case 's3': {
-      const { kind: _kind, ...options } = config;
+      const { kind: _kind, ...s3 } = config;
       // Loaded only when configured: the AWS SDK is the slowest import of the service.
       const { createS3Storage } = await import('./s3-storage.ts');
-      return createS3Storage(options);
+      return createS3Storage({ ...s3, ...(options.owner ? { owner: options.owner } : {}) });
     }
     default: {
       const unknown: never = config;

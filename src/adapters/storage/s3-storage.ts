@@ -2,6 +2,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  HeadObjectCommand,
   ListObjectsCommand,
   PutObjectCommand,
   S3Client,
@@ -30,7 +31,15 @@ export interface S3Options {
   prefix?: string;
   /** Budget for one HTTP attempt (connect, send, response headers; also the idle limit). */
   requestTimeoutMs?: number;
+  /**
+   * This deployment's tag, written as object metadata on every put: the orphan sweep deletes
+   * only objects that carry it (`owns`). Without one, nothing is ever taken for an orphan.
+   */
+  owner?: string;
 }
+
+/** The object metadata that names the deployment that wrote an image. */
+const OWNER_META = 'shotsmith-owner';
 
 export const DEFAULT_S3_REQUEST_TIMEOUT_MS = BOUNDS.storage.s3RequestTimeoutMs;
 
@@ -177,6 +186,7 @@ export async function createS3Storage(options: S3Options): Promise<ImageStorage>
             ContentType: contentType,
             ContentLength: body.length,
             Expires: meta.expiresAt,
+            ...(options.owner ? { Metadata: { [OWNER_META]: options.owner } } : {}),
           }),
           { abortSignal: AbortSignal.timeout(deadlineMs) },
         );
@@ -253,6 +263,22 @@ export async function createS3Storage(options: S3Options): Promise<ImageStorage>
         return { keys, next: out.IsTruncated ? (out.NextMarker ?? last) : null };
       } catch (err) {
         throw storageError('list', err);
+      }
+    },
+
+    async owns(key) {
+      if (!options.owner) return false;
+      try {
+        const head = await client.send(
+          new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }),
+          {
+            abortSignal: AbortSignal.timeout(deadlineMs),
+          },
+        );
+        return head.Metadata?.[OWNER_META] === options.owner;
+      } catch (err) {
+        if (isMissingObject(err)) return false;
+        throw storageError('head', err);
       }
     },
 
