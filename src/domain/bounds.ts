@@ -119,6 +119,12 @@ export const BOUNDS = {
     maxLifetimeSeconds: 7 * 24 * 3600,
     /** Query parameters in one link, repeated ones counted each time. */
     maxParams: 100,
+    /**
+     * The shortest `cache_ttl` a link may ask for, in seconds: a link is replayed by whoever
+     * holds it, and each replay that renders costs its owner a unit, so one link renders at
+     * most once a minute (docs/api.md, "Signed render links").
+     */
+    minCacheTtlSeconds: 60,
   },
 
   /** Async captures and webhooks (docs/api.md, "Async captures", "Webhooks"). */
@@ -199,6 +205,13 @@ export const BOUNDS = {
      * 0x1fffffe8 characters (512 MiB), stays well above. CDP_MAX_MESSAGE_MB lowers it.
      */
     maxProtocolMessageBytes: 384 * 1024 * 1024,
+    /**
+     * A CDP event (a message Chromium sends unasked: console output, exceptions, dialogs,
+     * network events), in bytes: what a page can make as large as it likes, over and over,
+     * so far below the answers' bound (a page's URL, the largest legitimate part, is at most
+     * 2 MiB). Over it, the same as above: dropped undecoded, the browser replaced.
+     */
+    maxEventMessageBytes: 32 * 1024 * 1024,
     /** A PDF (`format: "pdf"`), read as a stream; a larger one is 400 invalid_request. */
     maxPdfBytes: 50 * 1024 * 1024,
     /** Bytes asked of Chromium per read of a PDF stream (IO.read). */

@@ -159,6 +159,8 @@ describeEachDatabase('signed render links', (db) => {
       [[url, ['clip', '{"x":0}']], 'clip is not allowed in a render link (an object)'],
       [[url, ['headers', 'x']], 'headers is not allowed in a render link (an object)'],
       [[url, ['response_type', 'image']], /^response_type is not allowed in a render link/],
+      [[url, ['fresh', 'true']], /^fresh is not allowed in a render link \(every replay/],
+      [[url, ['cache_ttl', '0']], /^cache_ttl in a render link is at least 60 seconds/],
       [[url, ['width', 'wide']], 'width must be an integer'],
       [[url, ['full_page', 'yes']], 'full_page must be a boolean (true or false)'],
       [[url, ['width', '300'], ['width', '400']], 'width is given more than once'],

@@ -139,6 +139,9 @@ async function chargingRenders(
   const { url, render, fresh, cacheTtlMs, cacheKey } = resolution;
   const hit = await lookUpCache(ctx, { caller, cacheKey, fresh, cacheTtlMs });
   let held: Allowance | null = null;
+  // Set once this request has answered: a render it led that finishes later (its request
+  // ended first, others still waiting on it) gives its unit back at once, never held on.
+  let answered = false;
   try {
     const { keyChecked, ...outcome } =
       hit ??
@@ -153,10 +156,13 @@ async function chargingRenders(
         // lock): the unit is taken before the browser is, and given back if the render
         // fails. Kept once the image is stored: that is what the unit pays for.
         charge: async <T>(work: () => Promise<T>): Promise<T> => {
-          const allowance = await caller.reserve({ hold: true });
+          const allowance = await caller.reserve({ hold: true }).catch((err: unknown) => {
+            throw refusedForLink(err);
+          });
           try {
             const value = await work();
-            held = allowance;
+            if (answered) await allowance.release();
+            else held = allowance;
             return value;
           } catch (err) {
             await allowance.release();
@@ -168,14 +174,31 @@ async function chargingRenders(
     if (caller.keyId !== undefined && !keyChecked) await assertKeyActive(ctx, caller.keyId);
     // Read after the awaits above: the reservation sets it inside the render.
     const taken = held as Allowance | null;
+    answered = true;
     await taken?.keep?.();
     return { ...outcome, quota: taken?.quota ?? null };
   } catch (err) {
+    answered = true;
     const taken = held as Allowance | null;
     if (taken !== null) await taken.release();
     throw caller.signal?.aborted ? caller.signal.reason : err;
   }
 }
+
+/**
+ * A link's own refusal (its account's quota is spent), raised inside a render other
+ * requests may have joined: marked, so a joiner that has already paid its unit (an API
+ * capture) renders for itself instead of failing with the link's 402 (`rendered`).
+ */
+const LINK_REFUSAL = Symbol('refused for a link');
+
+function refusedForLink(err: unknown): unknown {
+  if (err instanceof AppError) Object.defineProperty(err, LINK_REFUSAL, { value: true });
+  return err;
+}
+
+const isLinkRefusal = (err: unknown): boolean =>
+  err instanceof AppError && (err as unknown as Record<symbol, unknown>)[LINK_REFUSAL] === true;
 
 const revoked = () => new AppError('unauthorized', 'unauthorized');
 
@@ -232,22 +255,32 @@ async function rendered(
   const charge = options.charge ?? ((work) => work());
   // DNS only now: a cache hit needs none, and a refusal here still returns the unit.
   await ctx.guard.check(options.url, caller.client);
-  const result = await renderOnce(ctx, {
-    cacheKey,
-    fresh,
-    cacheTtlMs,
-    signal: caller.signal,
-    render: (signal) =>
-      charge(() =>
-        renderAndStore(ctx, {
-          userId: caller.userId,
-          client: { id: caller.client, maxConcurrent: caller.plan.concurrent_renders },
-          plan: caller.plan,
-          render,
-          cacheKey,
-          signal,
-        }),
-      ),
-  });
+  const once = () =>
+    renderOnce(ctx, {
+      cacheKey,
+      fresh,
+      cacheTtlMs,
+      signal: caller.signal,
+      render: (signal) =>
+        charge(() =>
+          renderAndStore(ctx, {
+            userId: caller.userId,
+            client: { id: caller.client, maxConcurrent: caller.plan.concurrent_renders },
+            plan: caller.plan,
+            render,
+            cacheKey,
+            signal,
+          }),
+        ),
+    });
+  let result: Awaited<ReturnType<typeof once>>;
+  try {
+    result = await once();
+  } catch (err) {
+    // The link that led this render had no unit left; this request paid its own (or is a
+    // link itself, and then the same refusal is its answer): its own render, once.
+    if (options.charge !== undefined || !isLinkRefusal(err)) throw err;
+    result = await once();
+  }
   return { ...result, keyChecked: false };
 }

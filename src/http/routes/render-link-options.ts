@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { CaptureRequest } from '../../domain/captures/capture-options.ts';
 import { AppError } from '../../domain/errors.ts';
 import { LINK_PARAMS } from '../../domain/keys/authenticate-link.ts';
@@ -6,8 +7,10 @@ import type { QueryPair } from '../../lib/signed-query.ts';
 
 /**
  * Fields a link cannot carry: objects (a query has no room for them, and a link is seen by
- * whoever holds it, which headers, cookies and credentials must not be), and what only
- * shapes a JSON answer a redirect does not give.
+ * whoever holds it, which headers, cookies and credentials must not be), what only shapes a
+ * JSON answer a redirect does not give, and `fresh` (every replay by a stranger would render
+ * and cost the owner a unit; `cache_ttl`, at least BOUNDS.links.minCacheTtlSeconds, bounds
+ * an image's age instead).
  */
 const NOT_IN_LINKS: Readonly<Record<string, string>> = {
   clip: 'an object',
@@ -18,6 +21,7 @@ const NOT_IN_LINKS: Readonly<Record<string, string>> = {
   metadata: 'about the JSON answer, and a link answers a redirect',
   async: 'a link answers with the image, not a job',
   webhook_url: 'a link answers with the image, not a job',
+  fresh: 'every replay would render anew and cost a unit; cache_ttl bounds the age instead',
 };
 
 const properties = (CaptureRequest as unknown as { properties: Record<string, TSchema> })
@@ -47,6 +51,14 @@ export function linkOptions(pairs: readonly QueryPair[]): Record<string, unknown
     }
     if (name in input) throw new AppError('invalid_request', `${name} is given more than once`);
     input[name] = fromText(value, schema?.type);
+  }
+  const ttl = input.cache_ttl;
+  if (typeof ttl === 'number' && ttl < BOUNDS.links.minCacheTtlSeconds) {
+    throw new AppError(
+      'invalid_request',
+      `cache_ttl in a render link is at least ${BOUNDS.links.minCacheTtlSeconds} seconds ` +
+        "(each replay that renders costs the key's account a unit)",
+    );
   }
   return input;
 }

@@ -60,16 +60,15 @@ export function registerRenderLink(app: App, deps: RouteDeps): void {
         description:
           'For `<img src>` in pages and emails. The capture options are query parameters ' +
           "with the body's names and rules (a list is repeated parameters; clip, headers, " +
-          'cookies, http_auth, response_type, metadata, async and webhook_url are not allowed), ' +
-          'plus `key_id`, ' +
+          'cookies, http_auth, response_type, metadata, async, webhook_url and fresh are not ' +
+          'allowed; cache_ttl is at least 60), plus `key_id`, ' +
           '`expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex ' +
           'HMAC-SHA256 of the canonical query (every parameter but `signature`, each name ' +
           'and value percent-encoded as RFC 3986, sorted by name then value, joined with ' +
           "`&`), keyed with the key's signing secret. A link answered from the result " +
           'cache costs no quota unit; one that renders costs one. Link requests draw on ' +
           "the key's own per-minute window (the plan's link_requests_per_minute), not on " +
-          "the account's capture rate. A link with fresh=true (Pro) renders, and costs a unit, " +
-          'on every request.',
+          "the account's capture rate.",
         querystring: Type.Object(
           {
             key_id: Type.String({ description: "The API key's id." }),
