@@ -99,3 +99,28 @@ describe('BoundedPipeTransport', () => {
     assert.equal(t.pipe.cutReason, null);
   });
 });
+
+describe('BoundedPipeTransport, events', () => {
+  it('bounds an event far below an answer, even when its first bytes come in pieces', async () => {
+    const max = 64 * 1024 * 1024;
+    const event = transport(max);
+    // The head split across reads: '{"met' then 'hod"...'.
+    event.fromBrowser.write('{"met');
+    event.fromBrowser.write(`hod":"Runtime.consoleAPICalled","params":{"v":"`);
+    event.fromBrowser.write(Buffer.alloc(33 * 1024 * 1024, 0x61));
+    await turn();
+    assert.match(String(event.pipe.cutReason), /protocol event of more than 33554432 bytes/);
+    assert.equal(event.closed(), 1);
+    assert.deepEqual(event.messages, []);
+
+    // An answer of the same size is within its own bound.
+    const answer = transport(max);
+    answer.fromBrowser.write('{"id":7,"result":{"data":"');
+    answer.fromBrowser.write(Buffer.alloc(33 * 1024 * 1024, 0x61));
+    answer.fromBrowser.write('"}}\0');
+    await turn();
+    await turn();
+    assert.equal(answer.pipe.cutReason, null);
+    assert.equal(answer.messages.length, 1);
+  });
+});

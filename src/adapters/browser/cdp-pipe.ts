@@ -10,6 +10,14 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { ConnectionTransport } from 'puppeteer-core';
+import { BOUNDS } from '../../domain/bounds.ts';
+
+/**
+ * How an event starts: Chromium writes an event's `method` first and an answer's `id` first.
+ * An event's size is up to the page (console output, exceptions), so events get a bound of
+ * their own, far below the answers' (a screenshot is an answer).
+ */
+const EVENT_START = Buffer.from('{"method"');
 
 const noop = (): void => {};
 
@@ -19,9 +27,12 @@ export class BoundedPipeTransport implements ConnectionTransport {
   readonly #write: Writable;
   readonly #read: Readable;
   readonly #maxMessageBytes: number;
+  readonly #maxEventBytes: number;
   /** The message being received, in pieces, and its size so far. */
   #pieces: Buffer[] = [];
   #pendingBytes = 0;
+  /** Whether the message being received is an event (its first bytes say so; null: not yet). */
+  #event: boolean | null = null;
   #closed = false;
   #cutReason: string | null = null;
 
@@ -29,6 +40,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
     this.#write = write;
     this.#read = read;
     this.#maxMessageBytes = maxMessageBytes;
+    this.#maxEventBytes = Math.min(maxMessageBytes, BOUNDS.browser.maxEventMessageBytes);
     read.on('data', (chunk: Buffer) => this.#onData(chunk));
     read.once('close', () => this.#end());
     // For the life of the pipes, not only of the connection: an error event without a
@@ -62,11 +74,17 @@ export class BoundedPipeTransport implements ConnectionTransport {
       const end = chunk.indexOf(0, start);
       const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
       this.#pendingBytes += piece.length;
-      if (this.#pendingBytes > this.#maxMessageBytes) {
-        this.#cut(`a protocol message of more than ${this.#maxMessageBytes} bytes`);
+      if (piece.length > 0) this.#pieces.push(piece);
+      // Told by the message's first bytes, once that many have come (a chunk may end early).
+      if (this.#event === null && this.#pendingBytes >= EVENT_START.length) {
+        // totalLength cuts the copy to the head alone.
+        this.#event = Buffer.concat(this.#pieces, EVENT_START.length).equals(EVENT_START);
+      }
+      const bound = this.#event ? this.#maxEventBytes : this.#maxMessageBytes;
+      if (this.#pendingBytes > bound) {
+        this.#cut(`a protocol ${this.#event ? 'event' : 'message'} of more than ${bound} bytes`);
         return;
       }
-      if (piece.length > 0) this.#pieces.push(piece);
       if (end === -1) return;
       const message =
         this.#pieces.length === 1 && this.#pieces[0]
@@ -74,6 +92,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
           : Buffer.concat(this.#pieces, this.#pendingBytes);
       this.#pieces = [];
       this.#pendingBytes = 0;
+      this.#event = null;
       // Delivered on a later turn, in order, as puppeteer's own transport does: its handlers
       // must not run inside the stream's listener.
       setImmediate(() => this.#deliver(message));

@@ -38,6 +38,7 @@ import type { CaptureSettings } from './capture-page.ts';
 import { CapturePage } from './capture-page.ts';
 import { createFilterLists } from './filter-lists.ts';
 import { findChromium, launchableBinary } from './find-chromium.ts';
+import { NAVIGATED } from './option-steps.ts';
 import { RenderTimes } from './render-times.ts';
 import { SlotQueue } from './slot-queue.ts';
 import type { RendererLogger } from './types.ts';
@@ -823,6 +824,14 @@ export class ChromiumRenderer implements Renderer {
     if (page === null) {
       this.#logger?.warn({ err: String(err) }, 'no page for a capture');
       return this.#unavailable('the browser is not answering; it is being replaced');
+    }
+    // The page replaced its own document while a capture step ran in it (a script reload,
+    // a meta refresh, a consent manager reloading after opt-out): the target's doing.
+    if (err instanceof Error && NAVIGATED.test(err.message)) {
+      return new AppError(
+        'target_error',
+        'the page navigated away while it was being captured (a reload or redirect by the page itself)',
+      );
     }
     this.#logger?.error({ err: String(err) }, 'render failed unexpectedly');
     return new AppError('internal_error', 'render failed', { cause: err });

@@ -376,7 +376,8 @@ async function setCookies(cdp: CDPSession, o: RenderOptions): Promise<void> {
 }
 
 /** What puppeteer says when the document a script ran in was replaced by a navigation. */
-const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id/;
+/** What puppeteer says when the document a step ran in was replaced under it. */
+export const NAVIGATED = /Execution context was destroyed|Cannot find context with specified id/;
 
 /** The table as a list, in its order. */
 export const optionSteps: readonly OptionStep[] = Object.values(OPTION_STEPS);
