@@ -1,7 +1,8 @@
 /**
  * A page that replaces its own document while it is captured (a script reload loop, as some
  * consent managers do after an opt-out): each capture ends 201, or 502 `target_error` naming
- * the navigation with no unit spent, never 500 (docs/errors.md).
+ * the navigation, or (when Chromium's screenshot waits on a document that keeps being
+ * replaced) 504 at the deadline; no unit spent on either, never 500 (docs/errors.md).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -25,7 +26,7 @@ describe('a page that navigates during its capture', () => {
     site = await startSite({ '/reload': RELOADING, '/still': page('<h1>still</h1>') });
     t = await startApp({
       db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: site.hostPort, RENDER_TIMEOUT_MS: '15000' },
+      env: { EGRESS_ALLOWLIST: site.hostPort, RENDER_TIMEOUT_MS: '8000' },
       plans: { free: { rate_per_minute: 1000, monthly_quota: 1000 } },
     });
     const user = await signUp(t);
@@ -43,7 +44,7 @@ describe('a page that navigates during its capture', () => {
       json: { width: 400, height: 300, ...body },
     });
 
-  it('answers 201 or 502 target_error, never 500, and charges only what it delivers', async () => {
+  it('answers 201, 502 target_error or 504, never 500, and charges only what it delivers', async () => {
     const bodies = [
       { url: `${site.origin}/reload`, metadata: true },
       { url: `${site.origin}/reload`, full_page: true, cache_ttl: 0 },
@@ -55,13 +56,13 @@ describe('a page that navigates during its capture', () => {
     for (const body of bodies) {
       const res = await capture(body);
       const text = await res.text();
-      assert.ok([201, 502].includes(res.status), `${res.status} ${text}`);
+      assert.ok([201, 502, 504].includes(res.status), `${res.status} ${text}`);
       if (res.status === 201) delivered++;
-      else {
+      else if (res.status === 502) {
         const error = JSON.parse(text) as { code: string; error: string };
         assert.equal(error.code, 'target_error');
         assert.match(error.error, /navigated away while it was being captured/);
-      }
+      } else assert.equal((JSON.parse(text) as { code: string }).code, 'render_timeout');
     }
     const usage = (await (
       await t.fetch('/v1/usage', { headers: { 'x-api-key': key } })
