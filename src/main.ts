@@ -47,6 +47,14 @@ async function main(): Promise<void> {
     else if (early.length < MAX_EARLY_LOG_LINES) early.push([level, obj, msg]);
   };
   const logger = { info: write('info'), warn: write('warn'), error: write('error') };
+  if (config.nodeEnv === 'production' && process.getuid?.() === 0) {
+    // Chromium will not sandbox its renderers for root (browser-instance.ts): a renderer
+    // exploit would then run as root beside this process, its environment and its files.
+    logger.warn(
+      { uid: 0 },
+      "running as root: Chromium's renderers run without their sandbox; run the service as an unprivileged user (docs/security.md)",
+    );
+  }
   let deps: AppDeps | undefined;
   const browser = buildBrowser(config, {
     onRefused: () => deps?.metrics.refused('ssrf'),
@@ -67,6 +75,10 @@ async function main(): Promise<void> {
   } catch (err) {
     await browser.renderer.close().catch(() => {});
     if (err instanceof PlansFileError) {
+      // What was said before the logger existed is not lost with the boot.
+      for (const [level, obj, msg] of early) {
+        process.stderr.write(`${JSON.stringify({ level, ...obj, msg })}\n`);
+      }
       process.stderr.write(`${err.message}\n`);
       process.exit(78);
     }
