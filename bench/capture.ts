@@ -34,7 +34,6 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, CDPSession, Page } from 'puppeteer-core';
 import { createBrowserRenderer } from '../src/adapters/browser/browser-renderer.ts';
-import { createEgress } from '../src/adapters/browser/egress/guard.ts';
 import { encoderSettings } from '../src/adapters/browser/encoding.ts';
 import { findChromium } from '../src/adapters/browser/find-chromium.ts';
 import {
@@ -44,6 +43,7 @@ import {
   type TreeUsage,
   treeUsage,
 } from '../src/adapters/browser/proc.ts';
+import { createEgress } from '../src/adapters/egress/guard.ts';
 import { resolveCaptureOptions } from '../src/domain/captures/capture-options.ts';
 import type { ImageFormat, Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
 import { DEFAULT_PLANS } from '../src/domain/plans.ts';

@@ -5,11 +5,11 @@
  * of the service (docs/deployment.md, "Start-up").
  */
 import { createBrowserRenderer } from './adapters/browser/browser-renderer.ts';
-import { createEgress } from './adapters/browser/egress/guard.ts';
-import type { EgressPolicy } from './adapters/browser/egress/policy.ts';
-import type { Resolver } from './adapters/browser/egress/resolver.ts';
 import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
 import type { RendererLogger } from './adapters/browser/types.ts';
+import { createEgress } from './adapters/egress/guard.ts';
+import type { EgressPolicy } from './adapters/egress/policy.ts';
+import type { Resolver } from './adapters/egress/resolver.ts';
 import type { Config } from './config/config.ts';
 import type { TargetGuard } from './domain/captures/ports.ts';
 

@@ -1,19 +1,19 @@
 /**
  * The composition root: picks an implementation of every port from config and connects
- * them. No behaviour lives here (the egress checks are adapters/browser/egress/guard.ts, the
+ * them. No behaviour lives here (the egress checks are adapters/egress/guard.ts, the
  * renderer adapters/browser/browser-renderer.ts, the timers jobs.ts, the HTTP hooks app.ts).
  */
 import { sql } from 'kysely';
 import { migrateToLatest } from '../migrations/index.ts';
 import { createLocalBilling, type LocalBilling } from './adapters/billing/local-provider.ts';
-import type { EgressPolicy } from './adapters/browser/egress/policy.ts';
-import type { Resolver } from './adapters/browser/egress/resolver.ts';
 import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
 import { createLocalBillingStore } from './adapters/db/billing-store.ts';
 import { connectDatabase, type DatabaseHandle } from './adapters/db/connect.ts';
 import { createExclusiveRunner } from './adapters/db/exclusive.ts';
 import { createKyselyStore } from './adapters/db/kysely-store.ts';
 import { loadServerSecret } from './adapters/db/server-secret.ts';
+import type { EgressPolicy } from './adapters/egress/policy.ts';
+import type { Resolver } from './adapters/egress/resolver.ts';
 import { createMemoryRevocations } from './adapters/events/memory-revocations.ts';
 import { createPostgresRevocations } from './adapters/events/postgres-revocations.ts';
 import { createRedisRevocations } from './adapters/events/redis-revocations.ts';

@@ -74,6 +74,23 @@ describe('layers', () => {
     assert.deepEqual(result.lines, [1]);
   });
 
+  it('adapters/egress imports neither the browser nor the webhook sender that use it', async () => {
+    const result = await lintAs(
+      'adapters/egress',
+      [
+        "import type { CapturePage } from '../browser/capture-page.ts';",
+        "import type { ProxySender } from '../webhooks/proxy-sender.ts';",
+        "import type { Page } from 'puppeteer-core';",
+        "import type { App } from '../../http/types.ts';",
+        "import type { CheckedDestination } from './policy.ts';",
+        'export type Probe = [CapturePage, ProxySender, Page, App, CheckedDestination];',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.lines, [1, 2, 3, 4]);
+  });
+
   it('the right way round passes: http -> domain -> ports', async () => {
     const result = await lintAs(
       'http',

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createEgress } from '../src/adapters/browser/egress/guard.ts';
+import { createEgress } from '../src/adapters/egress/guard.ts';
 import {
   type CaptureInput,
   cacheKeyFor,

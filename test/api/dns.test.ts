@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { DnsAnswer, Resolver } from '../../src/adapters/browser/egress/resolver.ts';
+import type { DnsAnswer, Resolver } from '../../src/adapters/egress/resolver.ts';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { type EgressPolicy, parseAllowlist } from '../../src/adapters/browser/egress/policy.ts';
-import { type EgressProxy, startEgressProxy } from '../../src/adapters/browser/egress/proxy.ts';
-import { checkTargetUrl } from '../../src/adapters/browser/egress/url-check.ts';
+import { type EgressPolicy, parseAllowlist } from '../../src/adapters/egress/policy.ts';
+import { type EgressProxy, startEgressProxy } from '../../src/adapters/egress/proxy.ts';
+import { checkTargetUrl } from '../../src/adapters/egress/url-check.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import {
   assertColor,

@@ -9,10 +9,10 @@ import { createServer, request } from 'node:http';
 import type { Server as NetServer, Socket } from 'node:net';
 import { connect, createServer as createNetServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import type { EgressPolicy } from '../../src/adapters/browser/egress/policy.ts';
-import { addressSet, parseAllowlist } from '../../src/adapters/browser/egress/policy.ts';
-import type { EgressProxy, EgressRefusal } from '../../src/adapters/browser/egress/proxy.ts';
-import { startEgressProxy } from '../../src/adapters/browser/egress/proxy.ts';
+import type { EgressPolicy } from '../../src/adapters/egress/policy.ts';
+import { addressSet, parseAllowlist } from '../../src/adapters/egress/policy.ts';
+import type { EgressProxy, EgressRefusal } from '../../src/adapters/egress/proxy.ts';
+import { startEgressProxy } from '../../src/adapters/egress/proxy.ts';
 
 const BIG = 4 * 1024 * 1024;
 /** Injected as one of the machine's own interface addresses. Never connected to. */

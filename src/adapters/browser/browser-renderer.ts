@@ -3,10 +3,11 @@
  * connection a page opens goes through the proxy, and every main-frame navigation (redirects
  * included) is checked against the same policy before it is followed.
  */
+
+import type { EgressPolicy } from '../egress/policy.ts';
+import { type EgressRefusal, startEgressProxy } from '../egress/proxy.ts';
+import { checkTargetUrl } from '../egress/url-check.ts';
 import { type ChromiumRendererOptions, createChromiumRenderer } from './chromium-renderer.ts';
-import type { EgressPolicy } from './egress/policy.ts';
-import { type EgressRefusal, startEgressProxy } from './egress/proxy.ts';
-import { checkTargetUrl } from './egress/url-check.ts';
 import { createLazyRenderer, type LazyRenderer } from './lazy-renderer.ts';
 import type { RendererLogger } from './types.ts';
 

@@ -1,7 +1,7 @@
 import type { ProxyAgent, request } from 'undici';
 import type { WebhookSender } from '../../domain/jobs/ports.ts';
-import type { EgressPolicy } from '../browser/egress/policy.ts';
-import { type EgressProxy, startEgressProxy } from '../browser/egress/proxy.ts';
+import type { EgressPolicy } from '../egress/policy.ts';
+import { type EgressProxy, startEgressProxy } from '../egress/proxy.ts';
 
 /** Bytes of a receiver's answer kept (for the delivery's last error); the rest is dropped. */
 const BODY_KEPT = 1024;

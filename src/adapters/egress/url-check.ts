@@ -1,8 +1,8 @@
 /**
  * The submitted-URL check (docs/egress.md, "The submitted URL"), run before any browser time is spent.
  */
-import { BOUNDS } from '../../../domain/bounds.ts';
-import { AppError } from '../../../domain/errors.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
+import { AppError } from '../../domain/errors.ts';
 import type { CheckedDestination, EgressPolicy } from './policy.ts';
 import { checkDestination, screenDestination } from './policy.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { BOUNDS } from '../../../domain/bounds.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
 import { DnsBusyError, DnsCache, DnsTimeoutError, LookupBound } from './dns-cache.ts';
 import type { DnsAnswer, Resolver } from './resolver.ts';
 

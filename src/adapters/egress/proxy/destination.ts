@@ -1,4 +1,4 @@
-import { isAppError } from '../../../../domain/errors.ts';
+import { isAppError } from '../../../domain/errors.ts';
 import type { CheckedDestination, EgressPolicy } from '../policy.ts';
 import { checkDestination } from '../policy.ts';
 import type { ProxyContext } from './context.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { AppError } from '../../../domain/errors.ts';
+import { AppError } from '../../domain/errors.ts';
 import type { EgressPolicy } from './policy.ts';
 import { parseAllowlist } from './policy.ts';
 import { checkTargetUrl, effectivePort, parseTargetUrl } from './url-check.ts';

@@ -4,8 +4,8 @@
  * name, and lookups in flight are bounded per client so one client's slow or dead names only
  * ever wait on that client's own bound.
  */
-import { BOUNDS } from '../../../domain/bounds.ts';
-import { type Clock, systemClock } from '../../../lib/time.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
+import { type Clock, systemClock } from '../../lib/time.ts';
 import type { Resolver } from './resolver.ts';
 
 /** Why a lookup did not end in an answer within the deadline. */

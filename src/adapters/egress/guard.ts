@@ -5,8 +5,8 @@
  * cannot starve the checks before a render). docs/egress.md, "DNS".
  */
 
-import { BOUNDS } from '../../../domain/bounds.ts';
-import type { TargetGuard } from '../../../domain/captures/ports.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
+import type { TargetGuard } from '../../domain/captures/ports.ts';
 import { DnsCache, LookupBound } from './dns-cache.ts';
 import { addressSet, type EgressPolicy, parseAllowlist } from './policy.ts';
 import { type Resolver, systemResolver } from './resolver.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { describe, test } from 'node:test';
-import { AppError } from '../../../domain/errors.ts';
+import { AppError } from '../../domain/errors.ts';
 import { DnsCache, LookupBound } from './dns-cache.ts';
 import type { EgressPolicy } from './policy.ts';
 import {

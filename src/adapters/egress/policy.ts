@@ -5,8 +5,8 @@
  */
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { BOUNDS } from '../../../domain/bounds.ts';
-import { AppError, isAppError } from '../../../domain/errors.ts';
+import { BOUNDS } from '../../domain/bounds.ts';
+import { AppError, isAppError } from '../../domain/errors.ts';
 import {
   canonicalIp,
   classifyAddress,
