@@ -6,12 +6,12 @@
  */
 import { createBrowserRenderer } from './adapters/browser/browser-renderer.ts';
 import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
-import type { RendererLogger } from './adapters/browser/types.ts';
 import { createEgress } from './adapters/egress/guard.ts';
 import type { EgressPolicy } from './adapters/egress/policy.ts';
 import type { Resolver } from './adapters/egress/resolver.ts';
 import type { Config } from './config/config.ts';
 import type { TargetGuard } from './domain/captures/ports.ts';
+import type { Logger } from './lib/logger.ts';
 
 export interface BrowserDeps {
   guard: TargetGuard;
@@ -27,7 +27,7 @@ export interface BrowserDepsOptions {
   interfaceAddresses?: () => Iterable<string>;
   /** Told about every connection the egress proxy refused. */
   onRefused?: () => void;
-  logger?: RendererLogger;
+  logger?: Logger;
 }
 
 export function buildBrowser(config: Config, options: BrowserDepsOptions = {}): BrowserDeps {

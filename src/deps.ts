@@ -48,12 +48,8 @@ import { QuotaHolds, returnExpiredHolds } from './domain/quota/quota-holds.ts';
 import type { RevocationBus } from './domain/revocations.ts';
 import type { CaptureJob } from './domain/store.ts';
 import type { HttpDeps } from './http/types.ts';
-import {
-  createBillingHousekeeping,
-  createOrphanSweep,
-  createRetentionSweep,
-  type JobLogger,
-} from './jobs.ts';
+import { createBillingHousekeeping, createOrphanSweep, createRetentionSweep } from './jobs.ts';
+import type { Logger } from './lib/logger.ts';
 import { createSecretDeriver } from './lib/server-secret.ts';
 import { SingleFlight } from './lib/single-flight.ts';
 import { type Clock, MINUTE_MS, systemClock } from './lib/time.ts';
@@ -103,7 +99,7 @@ export interface BuildDepsOptions {
    * Default: os.networkInterfaces(), re-read every few seconds.
    */
   interfaceAddresses?: () => Iterable<string>;
-  logger?: JobLogger;
+  logger?: Logger;
   /** Waits between webhook delivery attempts (default BOUNDS.jobs.webhookBackoffMs). */
   webhookBackoffMs?: readonly number[];
 }
@@ -270,7 +266,7 @@ async function chooseSharedState(
   config: Config,
   database: DatabaseHandle,
   schema: string | undefined,
-  logger: JobLogger | undefined,
+  logger: Logger | undefined,
   closers: Closers,
 ): Promise<{
   redis: RedisClients | null;
@@ -330,7 +326,7 @@ async function buildBilling(
   config: Config,
   ctx: DomainContext,
   database: DatabaseHandle,
-  logger: JobLogger | undefined,
+  logger: Logger | undefined,
 ): Promise<{ ctx: BillingContext; local: LocalBilling | null }> {
   const dashboard = config.server.dashboardOrigins[0] ?? config.server.publicUrl.origin;
   const returnUrls = {
@@ -382,7 +378,7 @@ async function buildJobs(
   options: {
     webhookPolicy: EgressPolicy;
     backoffMs: readonly number[];
-    logger: JobLogger | undefined;
+    logger: Logger | undefined;
   },
 ): Promise<{ ctx: JobContext; stop(): Promise<void>; close(): Promise<void> }> {
   const owner = workerName();

@@ -11,13 +11,8 @@ import { sweepExpired } from './domain/captures/sweep-expired.ts';
 import { sweepOrphanImages } from './domain/captures/sweep-orphan-images.ts';
 import type { ImageStorage } from './domain/image-storage.ts';
 import type { Store } from './domain/store.ts';
+import type { Logger } from './lib/logger.ts';
 import { type Clock, MINUTE_MS } from './lib/time.ts';
-
-export interface JobLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
 
 export interface RetentionSweepOptions {
   store: Store;
@@ -28,7 +23,7 @@ export interface RetentionSweepOptions {
   /** Counters kept in the database (PostgreSQL without Redis): old windows are pruned too. */
   counters: PrunableCounters | null;
   metrics: Metrics;
-  logger?: JobLogger;
+  logger?: Logger;
 }
 
 /**
@@ -72,7 +67,7 @@ export function createOrphanSweep(options: {
   clock: Clock;
   runExclusive: RunExclusive;
   minAgeMs: number;
-  logger?: JobLogger;
+  logger?: Logger;
 }): () => Promise<number> {
   const { store, storage, clock, logger, minAgeMs } = options;
   const resume = { cursor: null as string | null };
@@ -130,7 +125,7 @@ export function startBackgroundJobs(
     sweepIntervalMs: number;
     holdSweepMs: number;
     orphanSweepMs: number;
-    logger?: JobLogger;
+    logger?: Logger;
   },
 ): BackgroundJobs {
   const { logger } = options;

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { ConfigError, loadConfig } from './config/config.ts';
 import type { AppDeps } from './deps.ts';
+import type { Logger } from './lib/logger.ts';
 
 /**
  * load config -> start Chromium -> load the rest -> build dependencies -> build app -> start
@@ -13,7 +14,7 @@ import type { AppDeps } from './deps.ts';
  * (docs/deployment.md, "Start-up"). /readyz answers 503 until the browser is up. The modules'
  * compiled code (type stripping included) is cached under DATA_DIR for the next start.
  */
-type Level = 'info' | 'warn' | 'error';
+type Level = 'debug' | 'info' | 'warn' | 'error';
 /**
  * After the shutdown grace, what closing the browser pool, storage and the database may take
  * before the process is ended regardless (exit 1).
@@ -46,7 +47,12 @@ async function main(): Promise<void> {
     if (log) log[level](obj, msg);
     else if (early.length < MAX_EARLY_LOG_LINES) early.push([level, obj, msg]);
   };
-  const logger = { info: write('info'), warn: write('warn'), error: write('error') };
+  const logger: Logger = {
+    debug: write('debug'),
+    info: write('info'),
+    warn: write('warn'),
+    error: write('error'),
+  };
   if (config.nodeEnv === 'production' && process.getuid?.() === 0) {
     // Chromium will not sandbox its renderers for root (browser-instance.ts): a renderer
     // exploit would then run as root beside this process, its environment and its files.

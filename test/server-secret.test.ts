@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { after, describe, it } from 'node:test';
 import { loadConfig } from '../src/config/config.ts';
 import { type AppDeps, buildDeps } from '../src/deps.ts';
+import { silentLogger } from '../src/lib/logger.ts';
 import { describeEachDatabase, withPg } from './helpers/app.ts';
 import { longDataDir, removeDataDir } from './helpers/data-dir.ts';
 import { TEST_DATABASE_URL } from './helpers/services.ts';
@@ -32,7 +33,7 @@ describeEachDatabase('server secret', (db) => {
 
   async function node(env: Record<string, string>, warnings: string[] = []): Promise<AppDeps> {
     const deps = await buildDeps(loadConfig({ LOG_LEVEL: 'silent', ...env }), {
-      logger: { info() {}, error() {}, warn: (_o, msg) => warnings.push(msg) },
+      logger: { ...silentLogger, warn: (_o, msg) => warnings.push(msg) },
     });
     cleanups.push(() => deps.close());
     return deps;

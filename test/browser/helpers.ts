@@ -18,6 +18,7 @@ import { resolveCaptureOptions } from '../../src/domain/captures/capture-options
 import type { Renderer, RenderOptions } from '../../src/domain/captures/renderer.ts';
 import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
 import { DEFAULT_PLANS } from '../../src/domain/plans.ts';
+import type { Logger } from '../../src/lib/logger.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 
 export interface TestRenderer {
@@ -31,7 +32,8 @@ export interface TestRenderer {
   close(): Promise<void>;
 }
 
-const consoleLogger = {
+const consoleLogger: Logger = {
+  debug: () => {},
   info: (obj: object, msg: string) => console.log('info', msg, JSON.stringify(obj)),
   warn: (obj: object, msg: string) => console.log('warn', msg, JSON.stringify(obj)),
   error: (obj: object, msg: string) => console.log('error', msg, JSON.stringify(obj)),

@@ -25,7 +25,7 @@ describe('idle shrink', () => {
     r = await startRenderer({
       concurrency: 2,
       idleShrinkMs: IDLE_MS,
-      logger: { info: record, warn: record, error: record },
+      logger: { debug: record, info: record, warn: record, error: record },
     });
   });
   after(async () => {

@@ -13,6 +13,7 @@ import type { EgressPolicy } from '../../src/adapters/egress/policy.ts';
 import { addressSet, parseAllowlist } from '../../src/adapters/egress/policy.ts';
 import type { EgressProxy, EgressRefusal } from '../../src/adapters/egress/proxy.ts';
 import { startEgressProxy } from '../../src/adapters/egress/proxy.ts';
+import { silentLogger } from '../../src/lib/logger.ts';
 
 const BIG = 4 * 1024 * 1024;
 /** Injected as one of the machine's own interface addresses. Never connected to. */
@@ -237,7 +238,7 @@ describe('egress proxy', () => {
     dns['own.test'] = [OWN_ADDRESS];
     proxy = await startEgressProxy({
       policy,
-      logger: { warn: (obj) => warnings.push(obj) },
+      logger: { ...silentLogger, warn: (obj) => warnings.push(obj) },
       onRefused: (info) => refusals.push(info),
       connectTimeoutMs: 2000,
       idleTimeoutMs: 10_000,

@@ -104,6 +104,7 @@ export async function startApp(options: StartAppOptions): Promise<TestApp> {
     ...(options.webhookBackoffMs ? { webhookBackoffMs: options.webhookBackoffMs } : {}),
     ...(schema ? { databaseSchema: schema } : {}),
     logger: {
+      debug: (obj, msg) => log?.debug(obj, msg),
       info: (obj, msg) => log?.info(obj, msg),
       warn: (obj, msg) => log?.warn(obj, msg),
       error: (obj, msg) => log?.error(obj, msg),

@@ -28,12 +28,12 @@ import type { Readable, Writable } from 'node:stream';
 import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
 import { connect, defaultArgs } from 'puppeteer-core';
 import { BOUNDS } from '../../domain/bounds.ts';
+import type { Logger } from '../../lib/logger.ts';
 import { withTimeout } from './abort.ts';
 import { BoundedPipeTransport } from './cdp-pipe.ts';
 import { WatchedChild } from './child-output.ts';
 import type { TreeUsage } from './proc.ts';
 import { isAlive, killTree, ownStartTime, processesMentioning, treeUsage } from './proc.ts';
-import type { RendererLogger } from './types.ts';
 
 /** Browser.close over CDP gets this long before the process tree is SIGKILLed. */
 export const BROWSER_CLOSE_TIMEOUT_MS = 5_000;
@@ -289,10 +289,7 @@ function readOwner(dir: string): { pid: number; startTime?: string } | null {
  * (whichever data directory they served). Directories of live owners (another renderer on the
  * same data dir, e.g. a parallel test file) are left alone.
  */
-export async function sweepStaleProfiles(
-  dataDir: string,
-  logger?: RendererLogger,
-): Promise<number> {
+export async function sweepStaleProfiles(dataDir: string, logger?: Logger): Promise<number> {
   const root = chromiumRoot(dataDir);
   let swept = 0;
   let names: string[] = [];
@@ -348,7 +345,7 @@ export interface LaunchOptions {
   proxyUrl?: string;
   /** Largest protocol message read from Chromium (BOUNDS.browser.maxProtocolMessageBytes). */
   maxMessageBytes?: number;
-  logger?: RendererLogger;
+  logger?: Logger;
 }
 
 export interface ContextPage {
@@ -416,7 +413,7 @@ export class BrowserInstance {
   pages = 0;
   /** Replaced by a newer browser: serves the captures it has, takes no new ones. */
   draining = false;
-  readonly #logger: RendererLogger | undefined;
+  readonly #logger: Logger | undefined;
   readonly #child: WatchedChild;
   readonly #transport: BoundedPipeTransport;
   readonly #exited: Promise<void>;
@@ -428,7 +425,7 @@ export class BrowserInstance {
     browser: Browser,
     spawned: ChildProcess & { pid: number },
     parts: { dir: string; tmpDir: string; child: WatchedChild; transport: BoundedPipeTransport },
-    logger?: RendererLogger,
+    logger?: Logger,
   ) {
     this.id = nextInstanceId++;
     this.browser = browser;

@@ -4,12 +4,12 @@
  * included) is checked against the same policy before it is followed.
  */
 
+import type { Logger } from '../../lib/logger.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import { type EgressRefusal, startEgressProxy } from '../egress/proxy.ts';
 import { checkTargetUrl } from '../egress/url-check.ts';
 import { type ChromiumRendererOptions, createChromiumRenderer } from './chromium-renderer.ts';
 import { createLazyRenderer, type LazyRenderer } from './lazy-renderer.ts';
-import type { RendererLogger } from './types.ts';
 
 export interface BrowserRendererOptions {
   /** What pages may reach (the page policy of createEgress). */
@@ -18,7 +18,7 @@ export interface BrowserRendererOptions {
   chromium: Omit<ChromiumRendererOptions, 'proxyUrl' | 'checkNavigation' | 'logger'>;
   /** Told about every connection the proxy refused. */
   onRefused?: (refusal: EgressRefusal) => void;
-  logger?: RendererLogger;
+  logger?: Logger;
 }
 
 export function createBrowserRenderer(options: BrowserRendererOptions): LazyRenderer {

@@ -30,6 +30,7 @@ import type {
   WaitUntil,
 } from '../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../domain/errors.ts';
+import type { Logger } from '../../lib/logger.ts';
 import { raceAbort, sleep, withTimeout } from './abort.ts';
 import type { BrowserInstance } from './browser-instance.ts';
 import { encoderSettings } from './encoding.ts';
@@ -52,7 +53,6 @@ import {
 } from './page-scripts.ts';
 import { inIsolatedWorld, pageBox, pageChoice, pageMetadata, pageNumber } from './page-values.ts';
 import { type RequestMatcher, type RequestRules, requestRulesFor } from './request-rules.ts';
-import type { RendererLogger } from './types.ts';
 
 /**
  * After loading, the page counts as settled once no request has been in flight for this long
@@ -135,7 +135,7 @@ export interface CaptureSettings {
   maxImagePixels: number;
   /** Resident memory one renderer may hold; a renderer over it is killed (its capture: 500). */
   rendererMaxMemoryBytes: number;
-  logger?: RendererLogger;
+  logger?: Logger;
   /** Called for every main-frame document request (each redirect hop too); throws to refuse. */
   checkNavigation?: (url: URL) => Promise<void>;
   /** The shipped filter lists (`block_ads`, `block_trackers`); without them those are 500s. */

@@ -32,6 +32,7 @@ import type {
   RenderResult,
 } from '../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../domain/errors.ts';
+import type { Logger } from '../../lib/logger.ts';
 import { raceAbort, sleep } from './abort.ts';
 import { BrowserInstance, ChromiumLaunchError, sweepStaleProfiles } from './browser-instance.ts';
 import type { CaptureSettings } from './capture-page.ts';
@@ -41,7 +42,6 @@ import { findChromium, launchableBinary } from './find-chromium.ts';
 import { NAVIGATED } from './option-steps.ts';
 import { RenderTimes } from './render-times.ts';
 import { SlotQueue } from './slot-queue.ts';
-import type { RendererLogger } from './types.ts';
 
 export const DEFAULT_MAX_PAGE_HEIGHT = 16_384;
 /** 64 megapixels (SI: 64 million). */
@@ -127,7 +127,7 @@ export interface ChromiumRendererOptions {
   pagesPerSlot?: number;
   /** Idle time after which the pool shrinks to one page. Default 5 s. */
   idleShrinkMs?: number;
-  logger?: RendererLogger;
+  logger?: Logger;
 }
 
 interface Running {
@@ -139,7 +139,7 @@ interface Running {
 export class ChromiumRenderer implements Renderer {
   readonly #executablePath: string;
   readonly #options: ChromiumRendererOptions;
-  readonly #logger: RendererLogger | undefined;
+  readonly #logger: Logger | undefined;
   readonly #settings: CaptureSettings;
   readonly #concurrency: number;
   readonly #maxPages: number;

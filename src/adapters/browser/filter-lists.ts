@@ -13,8 +13,8 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { FiltersEngine, Request, type RequestType } from '@ghostery/adblocker';
+import type { Logger } from '../../lib/logger.ts';
 import type { InterceptedRequest, RequestMatcher } from './request-rules.ts';
-import type { RendererLogger } from './types.ts';
 
 export const FILTER_LISTS_DIR = resolve(
   import.meta.dirname,
@@ -109,7 +109,7 @@ function asFilterList(engine: FiltersEngine): FilterList {
 export function createFilterLists(options: {
   cacheDir: string;
   listsDir?: string;
-  logger?: RendererLogger;
+  logger?: Logger;
 }): FilterLists {
   const loading = new Map<ListName, Promise<FilterList>>();
   const load = async (name: ListName): Promise<FilterList> => {

@@ -16,8 +16,8 @@
  * (sandbox init) -> zygote -> renderers, so zygotes are followed down to a few levels.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import type { Logger } from '../../lib/logger.ts';
 import type { BrowserInstance } from './browser-instance.ts';
-import type { RendererLogger } from './types.ts';
 
 /** How often the watched processes' memory is read. */
 export const MEMORY_POLL_MS = 100;
@@ -91,7 +91,7 @@ const procfs: ProcReader = {
 export interface MemoryWatchdogOptions {
   /** Resident bytes a renderer may hold. */
   limitBytes: number;
-  logger?: RendererLogger;
+  logger?: Logger;
   /** The process tree's source (tests); /proc by default. */
   proc?: ProcReader;
 }
@@ -99,7 +99,7 @@ export interface MemoryWatchdogOptions {
 export class MemoryWatchdog {
   readonly limitBytes: number;
   readonly #rootPid: number;
-  readonly #logger: RendererLogger | undefined;
+  readonly #logger: Logger | undefined;
   readonly #proc: ProcReader;
   readonly #kinds = new Map<number, Kind>();
   /** The browser's own zygote children (nested zygotes are found below them each round). */

@@ -16,7 +16,6 @@ import { createProxyServer } from './proxy/server.ts';
 import type { EgressProxy, EgressProxyOptions } from './proxy/types.ts';
 
 export type {
-  EgressLogger,
   EgressProxy,
   EgressProxyOptions,
   EgressRefusal,

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { RevocationBus } from '../../domain/revocations.ts';
+import type { Logger } from '../../lib/logger.ts';
 
 /** One channel for the whole database; the payload names the schema (deployment) it is for. */
 const CHANNEL = 'shotsmith_key_revoked';
@@ -13,8 +14,6 @@ const RECONNECT_MAX_MS = 5_000;
  */
 const HEARTBEAT_MS = 10_000;
 const HEARTBEAT_TIMEOUT_MS = 5_000;
-
-type Logger = { warn(obj: object, msg: string): void };
 
 export interface PostgresRevocationsOptions {
   url: URL;

@@ -1,7 +1,7 @@
 import { Queue, Worker } from 'bullmq';
 import type { JobQueue } from '../../domain/jobs/ports.ts';
 import type { CaptureJob, JobStatus } from '../../domain/store.ts';
-import type { PumpLogger } from './pump.ts';
+import type { Logger } from '../../lib/logger.ts';
 
 const QUEUE = 'captures';
 
@@ -34,7 +34,7 @@ export function createBullMqJobQueue(options: {
   /** Ids of rows not finished and not leased, untouched for a while. */
   stranded(): Promise<string[]>;
   sweepIntervalMs: number;
-  logger?: PumpLogger | undefined;
+  logger?: Logger | undefined;
 }): JobQueue & { close(): Promise<void> } {
   const connection = {
     url: options.redisUrl.toString(),

@@ -2,7 +2,8 @@ import { hostname } from 'node:os';
 import type { JobQueue } from '../../domain/jobs/ports.ts';
 import type { CaptureJob } from '../../domain/store.ts';
 import { randomBase62 } from '../../lib/crypto.ts';
-import { type Pump, type PumpLogger, startPump } from './pump.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { type Pump, startPump } from './pump.ts';
 
 /** A name for this process's leases: which node holds a job, in logs and rows. */
 export const workerName = (): string => `${hostname()}:${process.pid}:${randomBase62(6)}`;
@@ -22,7 +23,7 @@ export function createDbJobQueue(options: {
   run: (job: CaptureJob) => Promise<unknown>;
   /** Gives back a job taken while the queue was being closed, for another node at once. */
   release: (job: CaptureJob) => Promise<unknown>;
-  logger?: PumpLogger;
+  logger?: Logger;
 }): JobQueue & { close(): Promise<void> } {
   const pump: Pump | null =
     options.concurrency > 0

@@ -1,3 +1,5 @@
+import type { Logger } from '../../lib/logger.ts';
+
 /**
  * A loop that keeps up to `concurrency` tasks running, taking work with `take()` whenever a
  * slot is free: on a timer (`pollMs`), when woken (work was queued on this node), and when a
@@ -13,10 +15,6 @@ export interface Pump {
   close(options?: { abandon?: boolean }): Promise<void>;
 }
 
-export interface PumpLogger {
-  warn(obj: object, msg: string): void;
-}
-
 export function startPump<T>(options: {
   name: string;
   concurrency: number;
@@ -27,7 +25,7 @@ export function startPump<T>(options: {
   run(work: T, signal: AbortSignal): Promise<void>;
   /** Gives back work taken while the pump was being closed (it never ran). */
   release?(work: T): Promise<void>;
-  logger?: PumpLogger | undefined;
+  logger?: Logger | undefined;
 }): Pump {
   const running = new Set<Promise<void>>();
   const abandon = new AbortController();

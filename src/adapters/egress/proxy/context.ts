@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
+import type { Logger } from '../../../lib/logger.ts';
 import type { EgressPolicy } from '../policy.ts';
-import type { EgressLogger, EgressProxyOptions, EgressRefusal } from './types.ts';
+import type { EgressProxyOptions, EgressRefusal } from './types.ts';
 
 /**
  * What every path of one proxy instance shares: its settings, the sockets it holds open and
@@ -8,7 +9,7 @@ import type { EgressLogger, EgressProxyOptions, EgressRefusal } from './types.ts
  */
 export interface ProxyContext {
   readonly policy: EgressPolicy;
-  readonly logger: EgressLogger | undefined;
+  readonly logger: Logger | undefined;
   readonly onRefused: ((info: EgressRefusal) => void) | undefined;
   readonly connectTimeoutMs: number;
   readonly idleTimeoutMs: number;

@@ -18,7 +18,7 @@ export async function checkTarget(ctx: ProxyContext, host: string, port: number)
   try {
     const dest = await checkDestination(policyWithSelf(ctx), host, port);
     ctx.allowed++;
-    logger?.debug?.({ host, port, address: dest.address }, 'egress allowed');
+    logger?.debug({ host, port, address: dest.address }, 'egress allowed');
     return { ok: true, dest };
   } catch (err) {
     if (isAppError(err) && err.code === 'url_not_allowed') {
@@ -34,7 +34,7 @@ export async function checkTarget(ctx: ProxyContext, host: string, port: number)
     }
     const reason = isAppError(err) ? err.message : 'destination check failed';
     // Names that do not resolve are routine for pages (ads, trackers): debug, not warn.
-    logger?.debug?.({ host, port, reason }, 'egress destination unreachable');
+    logger?.debug({ host, port, reason }, 'egress destination unreachable');
     return { ok: false, status: 502, reason };
   }
 }

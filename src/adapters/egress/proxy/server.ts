@@ -31,7 +31,7 @@ export function createProxyServer(ctx: ProxyContext, maxHeaderSize: number): Ser
 
   server.on('connection', (socket: Socket) => {
     ctx.clients.add(socket);
-    socket.on('error', (err) => logger?.debug?.({ err: err.message }, 'egress client error'));
+    socket.on('error', (err) => logger?.debug({ err: err.message }, 'egress client error'));
     socket.once('close', () => ctx.clients.delete(socket));
     if (ctx.closing) socket.destroy();
   });

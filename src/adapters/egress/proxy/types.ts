@@ -1,9 +1,5 @@
+import type { Logger } from '../../../lib/logger.ts';
 import type { EgressPolicy } from '../policy.ts';
-
-export interface EgressLogger {
-  warn(obj: object, msg: string): void;
-  debug?(obj: object, msg: string): void;
-}
 
 export interface EgressRefusal {
   host: string;
@@ -17,7 +13,7 @@ export interface EgressProxyOptions {
   host?: string;
   /** Port to listen on. Default 0 (an ephemeral port). */
   port?: number;
-  logger?: EgressLogger;
+  logger?: Logger;
   onRefused?: (info: EgressRefusal) => void;
   /** Upstream TCP connect timeout. Default 10 s. */
   connectTimeoutMs?: number;
