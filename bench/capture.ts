@@ -33,16 +33,16 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, CDPSession, Page } from 'puppeteer-core';
-import { createBrowserRenderer } from '../src/adapters/browser/browser-renderer.ts';
-import { encoderSettings } from '../src/adapters/browser/encoding.ts';
-import { findChromium } from '../src/adapters/browser/find-chromium.ts';
+import { createBrowserRenderer } from '../src/adapters/browser/index.ts';
+import { encoderSettings } from '../src/adapters/browser/page/encoding.ts';
+import { findChromium } from '../src/adapters/browser/process/find-chromium.ts';
 import {
   processesMentioning,
   processKind,
   processTree,
   type TreeUsage,
   treeUsage,
-} from '../src/adapters/browser/proc.ts';
+} from '../src/adapters/browser/process/proc.ts';
 import { createEgress } from '../src/adapters/egress/guard.ts';
 import { resolveCaptureOptions } from '../src/domain/captures/capture-options.ts';
 import type { ImageFormat, Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';

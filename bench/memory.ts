@@ -35,7 +35,7 @@ import {
   processTree,
   pssOf,
   treeUsage,
-} from '../src/adapters/browser/proc.ts';
+} from '../src/adapters/browser/process/proc.ts';
 import { freePort, PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
 import { type NodeProcess, startNode } from '../test/helpers/node-process.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';

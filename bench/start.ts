@@ -13,7 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { findChromium, launchableBinary } from '../src/adapters/browser/find-chromium.ts';
+import { findChromium, launchableBinary } from '../src/adapters/browser/process/find-chromium.ts';
 import { freePort, PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
 import { serviceEnv } from '../test/helpers/node-process.ts';

@@ -12,34 +12,7 @@ import { registerDocsSite } from './http/docs-site.ts';
 import { registerErrorHandling, sendAppError } from './http/error-handler.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { RateLimits } from './http/rate-limit.ts';
-import { registerAccountScreenshots } from './http/routes/account-screenshots.ts';
-import { registerAccountUsage } from './http/routes/account-usage.ts';
-import { registerBillingCheckout } from './http/routes/billing-checkout.ts';
-import { registerBillingPortal } from './http/routes/billing-portal.ts';
-import { registerBillingSubscription } from './http/routes/billing-subscription.ts';
-import { registerBillingWebhook } from './http/routes/billing-webhook.ts';
-import { registerCreateKey } from './http/routes/create-key.ts';
-import { registerCreateScreenshot } from './http/routes/create-screenshot.ts';
-import { registerDeleteKey } from './http/routes/delete-key.ts';
-import { registerDeleteScreenshot } from './http/routes/delete-screenshot.ts';
-import { registerDemoScreenshot } from './http/routes/demo-screenshot.ts';
-import { registerGetScreenshot } from './http/routes/get-screenshot.ts';
-import { registerGetUsage } from './http/routes/get-usage.ts';
-import { registerHealth } from './http/routes/health.ts';
-import { registerListDevices } from './http/routes/list-devices.ts';
-import { registerListKeys } from './http/routes/list-keys.ts';
-import { registerListPlans } from './http/routes/list-plans.ts';
-import { registerListScreenshots } from './http/routes/list-screenshots.ts';
-import { registerLocalBillingPages } from './http/routes/local-billing-pages.ts';
-import { registerLogIn } from './http/routes/log-in.ts';
-import { registerLogOut } from './http/routes/log-out.ts';
-import { registerMe } from './http/routes/me.ts';
-import { registerRenderLink } from './http/routes/render-link.ts';
-import { registerReplaceSigningSecret } from './http/routes/replace-signing-secret.ts';
-import { registerServeImage } from './http/routes/serve-image.ts';
-import { registerSignUp } from './http/routes/sign-up.ts';
-import { registerWebhookDeliveries } from './http/routes/webhook-deliveries.ts';
-import { registerWebhookSecret } from './http/routes/webhook-secret.ts';
+import { registerRoutes } from './http/routes/index.ts';
 import { ErrorBody } from './http/schemas.ts';
 import { buildSerializer } from './http/serialization.ts';
 import type { App, HttpDeps, RouteDeps } from './http/types.ts';
@@ -132,35 +105,8 @@ export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}
   await registerDocs(app, server.publicUrl.origin);
   await registerDocsSite(app);
 
-  // Routes.
-  registerHealth(app, deps);
-  registerListPlans(app, deps);
-  registerListDevices(app);
-  registerSignUp(app, deps);
-  registerLogIn(app, deps);
-  registerLogOut(app, deps);
-  registerMe(app, deps);
-  registerCreateKey(app, deps);
-  registerListKeys(app, deps);
-  registerDeleteKey(app, deps);
-  registerReplaceSigningSecret(app, deps);
-  registerBillingSubscription(app, deps);
-  registerBillingCheckout(app, deps);
-  registerBillingPortal(app, deps);
-  registerBillingWebhook(app, deps);
-  registerLocalBillingPages(app, deps);
-  registerCreateScreenshot(app, deps);
-  registerRenderLink(app, deps);
-  registerListScreenshots(app, deps);
-  registerDeleteScreenshot(app, deps);
-  registerGetScreenshot(app, deps);
-  registerGetUsage(app, deps);
-  registerDemoScreenshot(app, deps);
-  registerServeImage(app, deps);
-  registerAccountUsage(app, deps);
-  registerAccountScreenshots(app, deps);
-  registerWebhookSecret(app, deps);
-  registerWebhookDeliveries(app, deps);
+  // Routes (src/http/routes/, by resource).
+  registerRoutes(app, deps);
 
   // The landing page and dashboard (web/dist), on paths no API route uses.
   await registerWeb(app, {

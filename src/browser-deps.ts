@@ -4,8 +4,7 @@
  * of its own with light imports, so that main.ts can start Chromium before it loads the rest
  * of the service (docs/deployment.md, "Start-up").
  */
-import { createBrowserRenderer } from './adapters/browser/browser-renderer.ts';
-import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
+import { createBrowserRenderer, type LazyRenderer } from './adapters/browser/index.ts';
 import { createEgress } from './adapters/egress/guard.ts';
 import type { EgressPolicy } from './adapters/egress/policy.ts';
 import type { Resolver } from './adapters/egress/resolver.ts';

@@ -1,16 +1,17 @@
 /**
  * The composition root: picks an implementation of every port from config and connects
  * them. No behaviour lives here (the egress checks are adapters/egress/guard.ts, the
- * renderer adapters/browser/browser-renderer.ts, the timers jobs.ts, the HTTP hooks app.ts).
+ * renderer adapters/browser/index.ts, the timers maintenance.ts, the HTTP hooks
+ * app.ts).
  */
 import { sql } from 'kysely';
 import { migrateToLatest } from '../migrations/index.ts';
 import { createLocalBilling, type LocalBilling } from './adapters/billing/local-provider.ts';
-import type { LazyRenderer } from './adapters/browser/lazy-renderer.ts';
-import { createLocalBillingStore } from './adapters/db/billing-store.ts';
+import type { LazyRenderer } from './adapters/browser/index.ts';
 import { connectDatabase, type DatabaseHandle } from './adapters/db/connect.ts';
 import { createExclusiveRunner } from './adapters/db/exclusive.ts';
 import { createKyselyStore } from './adapters/db/kysely-store.ts';
+import { createLocalBillingStore } from './adapters/db/local-billing-store.ts';
 import { loadServerSecret } from './adapters/db/server-secret.ts';
 import type { EgressPolicy } from './adapters/egress/policy.ts';
 import type { Resolver } from './adapters/egress/resolver.ts';
@@ -48,27 +49,37 @@ import { QuotaHolds, returnExpiredHolds } from './domain/quota/quota-holds.ts';
 import type { RevocationBus } from './domain/revocations.ts';
 import type { CaptureJob } from './domain/store.ts';
 import type { HttpDeps } from './http/types.ts';
-import { createBillingHousekeeping, createOrphanSweep, createRetentionSweep } from './jobs.ts';
 import type { Logger } from './lib/logger.ts';
 import { createSecretDeriver } from './lib/server-secret.ts';
 import { SingleFlight } from './lib/single-flight.ts';
 import { type Clock, MINUTE_MS, systemClock } from './lib/time.ts';
+import {
+  createBillingHousekeeping,
+  createOrphanSweep,
+  createRetentionSweep,
+} from './maintenance.ts';
 
 type Closers = Array<() => Promise<void>>;
 
-/** Everything the app, the CLI, the jobs and the tests are given, chosen from config here. */
+/**
+ * Everything the app, the CLI, the maintenance timers and the tests are given, chosen from
+ * config here.
+ */
 export interface AppDeps extends HttpDeps {
   metrics: Metrics;
   database: DatabaseHandle;
   renderer: LazyRenderer;
-  /** One retention sweep now (main.ts also runs it on a timer, jobs.ts). */
+  /** One retention sweep now (main.ts also runs it on a timer, maintenance.ts). */
   sweep(): Promise<number>;
-  /** Gives back the units of expired quota holds now (main.ts also on a timer, jobs.ts). */
+  /**
+   * Gives back the units of expired quota holds now (main.ts also on a timer,
+   * maintenance.ts).
+   */
   returnHolds(): Promise<number>;
-  /** Deletes stored images no record points to now (main.ts also on a timer, jobs.ts). */
+  /** Deletes stored images no record points to now (main.ts also on a timer, maintenance.ts). */
   sweepOrphans(): Promise<number>;
   billing: HttpDeps['billing'] & {
-    /** Billing housekeeping now (main.ts also runs it every minute, jobs.ts). */
+    /** Billing housekeeping now (main.ts also runs it every minute, maintenance.ts). */
     settle(): Promise<number>;
   };
   /**
@@ -184,12 +195,12 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       publicUrl: config.server.publicUrl.origin,
       renderTimeoutMs: config.render.timeoutMs,
     };
-    const jobs = await buildJobs(config, capture, {
+    const asyncCaptures = await buildAsyncCaptures(config, capture, {
       webhookPolicy: options.browser?.webhookPolicy ?? webhookPolicy,
       backoffMs: options.webhookBackoffMs ?? BOUNDS.jobs.webhookBackoffMs,
       logger,
     });
-    closers.push(() => jobs.close());
+    closers.push(() => asyncCaptures.close());
     const demoCounter = counters.create({
       name: 'demo',
       limit: demoAllowance(plans).perDay,
@@ -208,7 +219,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       database,
       storage,
       capture,
-      jobs: jobs.ctx,
+      jobs: asyncCaptures.ctx,
       demo: { ...capture, demoCounter, demoRequests },
       renderer,
       metrics,
@@ -245,7 +256,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
           },
         },
       ],
-      stopTakingWork: () => jobs.stop(),
+      stopTakingWork: () => asyncCaptures.stop(),
       close: async () => {
         for (const close of closers.reverse()) await close().catch(() => {});
       },
@@ -372,7 +383,7 @@ async function buildBilling(
  * (the database's own), this node's workers and the webhook deliverer. Workers and deliverer
  * run on every node with ASYNC_WORKERS above 0.
  */
-async function buildJobs(
+async function buildAsyncCaptures(
   config: Config,
   capture: CaptureContext,
   options: {

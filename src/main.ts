@@ -7,7 +7,7 @@ import type { Logger } from './lib/logger.ts';
 
 /**
  * load config -> start Chromium -> load the rest -> build dependencies -> build app -> start
- * the jobs -> listen; graceful shutdown.
+ * the maintenance timers -> listen; graceful shutdown.
  *
  * Chromium's start is asked for first; its launch goes on as soon as module loading leaves the
  * event loop free, and the browser boots while the database is migrated and the app built
@@ -54,8 +54,9 @@ async function main(): Promise<void> {
     error: write('error'),
   };
   if (config.nodeEnv === 'production' && process.getuid?.() === 0) {
-    // Chromium will not sandbox its renderers for root (browser-instance.ts): a renderer
-    // exploit would then run as root beside this process, its environment and its files.
+    // Chromium will not sandbox its renderers for root (adapters/browser/process/
+    // chromium-flags.ts): a renderer exploit would then run as root beside this process, its
+    // environment and its files.
     logger.warn(
       { uid: 0 },
       "running as root: Chromium's renderers run without their sandbox; run the service as an unprivileged user (docs/security.md)",
@@ -69,13 +70,14 @@ async function main(): Promise<void> {
   // A failure is logged by the renderer, reported by /readyz and retried in the background;
   // captures meanwhile answer 503.
   browser.renderer.warm().catch(() => {});
-  const [{ buildApp }, { buildDeps }, { PlansFileError }, { startBackgroundJobs }] =
-    await Promise.all([
+  const [{ buildApp }, { buildDeps }, { PlansFileError }, { startMaintenance }] = await Promise.all(
+    [
       import('./app.ts'),
       import('./deps.ts'),
       import('./domain/plans.ts'),
-      import('./jobs.ts'),
-    ]);
+      import('./maintenance.ts'),
+    ],
+  );
   try {
     deps = await buildDeps(config, { logger, browser });
   } catch (err) {
@@ -100,7 +102,7 @@ async function main(): Promise<void> {
   }
   log = app.log;
   for (const [level, obj, msg] of early.splice(0)) app.log[level](obj, msg);
-  const jobs = startBackgroundJobs(
+  const maintenance = startMaintenance(
     {
       sweep: deps.sweep,
       settleBilling: deps.billing.settle,
@@ -139,7 +141,7 @@ async function main(): Promise<void> {
       void deps.renderer.close();
     }, graceMs);
     try {
-      jobs.stop();
+      maintenance.stop();
       const draining = app.close();
       await deps.stopTakingWork();
       await draining;

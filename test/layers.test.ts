@@ -78,7 +78,7 @@ describe('layers', () => {
     const result = await lintAs(
       'adapters/egress',
       [
-        "import type { CapturePage } from '../browser/capture-page.ts';",
+        "import type { CapturePage } from '../browser/page/capture-page.ts';",
         "import type { ProxySender } from '../webhooks/proxy-sender.ts';",
         "import type { Page } from 'puppeteer-core';",
         "import type { App } from '../../http/types.ts';",
@@ -89,6 +89,55 @@ describe('layers', () => {
     );
     assert.equal(result.ok, false);
     assert.deepEqual(result.lines, [1, 2, 3, 4]);
+  });
+
+  it('adapters/browser/process (one Chromium) imports neither page/ nor pool/', async () => {
+    const result = await lintAs(
+      'adapters/browser/process',
+      [
+        "import type { CapturePage } from '../page/capture-page.ts';",
+        "import type { PagePool } from '../pool/page-pool.ts';",
+        "import type { LazyRenderer } from '../index.ts';",
+        "import type { ChromiumRenderer } from '../../browser/pool/chromium-renderer.ts';",
+        "import type { App } from '../../../http/types.ts';",
+        "import type { BrowserInstance } from './browser-instance.ts';",
+        'export type Probe = [CapturePage, PagePool, LazyRenderer, ChromiumRenderer, App, BrowserInstance];',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.lines, [1, 2, 3, 4, 5]);
+  });
+
+  it('adapters/browser/page (one capture) imports no pool/, and process/ freely', async () => {
+    const result = await lintAs(
+      'adapters/browser/page',
+      [
+        "import type { PagePool } from '../pool/page-pool.ts';",
+        "import type { LazyRenderer } from '../index.ts';",
+        "import type { App } from '../../../http/types.ts';",
+        "import type { BrowserInstance } from '../process/browser-instance.ts';",
+        "import type { CaptureRun } from './capture-run.ts';",
+        'export type Probe = [PagePool, LazyRenderer, App, BrowserInstance, CaptureRun];',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.lines, [1, 2, 3]);
+  });
+
+  it('adapters/browser/pool imports page/ and process/ (the right way down)', async () => {
+    const result = await lintAs(
+      'adapters/browser/pool',
+      [
+        "import type { CapturePage } from '../page/capture-page.ts';",
+        "import type { BrowserInstance } from '../process/browser-instance.ts';",
+        "import type { PagePool } from './page-pool.ts';",
+        'export type Probe = [CapturePage, BrowserInstance, PagePool];',
+        '',
+      ].join('\n'),
+    );
+    assert.deepEqual(result, { ok: true, lines: [] });
   });
 
   it('the right way round passes: http -> domain -> ports', async () => {

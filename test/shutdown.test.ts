@@ -17,7 +17,7 @@ import {
   processesMentioning,
   processTree,
   readCmdline,
-} from '../src/adapters/browser/proc.ts';
+} from '../src/adapters/browser/process/proc.ts';
 import { PASSWORD, uniqueEmail } from './helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from './helpers/fixtures.ts';
 import { type NodeProcess, startNode } from './helpers/node-process.ts';

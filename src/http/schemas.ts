@@ -1,7 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { BOUNDS } from '../domain/bounds.ts';
 
-/** Shared response shapes. Every route lists every status it can answer. */
+/** Shared request and response shapes. Every route lists every status it can answer. */
 export const ErrorBody = Type.Object(
   {
     error: Type.String({ description: 'A message naming the problem.' }),
@@ -26,6 +26,18 @@ export const RateLimitBody = Type.Object(
   { description: 'Rate limit exceeded (docs/errors.md).' },
 );
 
+/** The monthly quota's refusal (docs/errors.md), of every route that captures. */
+export const QuotaBody = Type.Object(
+  {
+    error: Type.String(),
+    plan: Type.String(),
+    used: Type.Integer(),
+    limit: Type.Integer(),
+    resets_at: Type.String({ format: 'date-time' }),
+  },
+  { description: 'Monthly quota exhausted.' },
+);
+
 export const SuccessBody = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
 const ref = (description: string) =>
@@ -37,6 +49,7 @@ export const tooLarge = (bytes: number) => ref(`Body larger than ${bytes / 1024}
 export const errors = {
   400: ref('Malformed request; the message names the problem.'),
   401: ref('Missing or invalid credentials.'),
+  402: QuotaBody,
   403: ref('Cross-site request refused.'),
   404: ref('Not found.'),
   409: ref('Conflict.'),
@@ -59,3 +72,11 @@ export function errorResponses<K extends keyof typeof errors>(
 
 export const IsoDateTime = Type.String({ format: 'date-time' });
 export const NullableIso = Type.Union([IsoDateTime, Type.Null()]);
+
+/** Positive integer ids only; `abc`, `-1`, `1.5` and `0` are malformed. */
+export function parseId(raw: string): number | null {
+  if (!/^[1-9][0-9]*$/.test(raw)) return null;
+  const n = Number(raw);
+  // Larger than any id we could have issued: well-formed, simply not found.
+  return Number.isSafeInteger(n) ? n : Number.MAX_SAFE_INTEGER;
+}

@@ -6,6 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { hashApiKey } from '../../src/domain/api-key-format.ts';
+import type { CaptureAnswer as Capture } from '../../src/domain/captures/capture-answer.ts';
 import type { ScreenshotRecord } from '../../src/domain/store.ts';
 import { dayBounds, monthBounds } from '../../src/lib/time.ts';
 import { createKey, type DbKind, signUp, startApp, type TestApp } from '../helpers/app.ts';
@@ -14,11 +15,6 @@ import { serviceSkip, TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/servi
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const QUOTA = 40;
-
-interface Capture {
-  cached: boolean;
-  quota: { used: number; limit: number };
-}
 
 /**
  * The cache-hit path and the rules it keeps (docs/security.md, "Revocation";

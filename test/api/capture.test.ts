@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import type { CaptureAnswer as Capture } from '../../src/domain/captures/capture-answer.ts';
 import { captureScreenshot } from '../../src/domain/captures/capture-screenshot.ts';
 import { isAppError } from '../../src/domain/errors.ts';
 import { authenticateKey } from '../../src/domain/keys/authenticate-key.ts';
@@ -12,18 +13,6 @@ import {
   type TestApp,
 } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, sleep, startSite } from '../helpers/fixtures.ts';
-
-interface Capture {
-  id?: number;
-  image_url: string;
-  cached: boolean;
-  expires_at: string;
-  quota: { used: number; limit: number };
-  format: string;
-  width: number;
-  height: number;
-  truncated?: boolean;
-}
 
 const HOUR = 3_600_000;
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { processTree } from '../../src/adapters/browser/proc.ts';
+import { processTree } from '../../src/adapters/browser/process/proc.ts';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { CaptureAnswer as Capture } from '../../src/domain/captures/capture-answer.ts';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
 
@@ -28,13 +29,6 @@ const NOISE_CANVAS = `<canvas id="noise" width="16384" height="16384" style="dis
     ctx.putImageData(img, 0, y);
   }
 </script>`;
-
-interface Capture {
-  image_url: string;
-  width: number;
-  height: number;
-  truncated?: boolean;
-}
 
 describe('image bounds', () => {
   let t: TestApp;

@@ -10,10 +10,13 @@ import { PNG } from 'pngjs';
 import type {
   ChromiumRenderer,
   ChromiumRendererOptions,
-} from '../../src/adapters/browser/chromium-renderer.ts';
-import { createChromiumRenderer } from '../../src/adapters/browser/chromium-renderer.ts';
-import { findChromium, launchableBinary } from '../../src/adapters/browser/find-chromium.ts';
-import { processesMentioning } from '../../src/adapters/browser/proc.ts';
+} from '../../src/adapters/browser/pool/chromium-renderer.ts';
+import { createChromiumRenderer } from '../../src/adapters/browser/pool/chromium-renderer.ts';
+import {
+  findChromium,
+  launchableBinary,
+} from '../../src/adapters/browser/process/find-chromium.ts';
+import { processesMentioning } from '../../src/adapters/browser/process/proc.ts';
 import { resolveCaptureOptions } from '../../src/domain/captures/capture-options.ts';
 import type { Renderer, RenderOptions } from '../../src/domain/captures/renderer.ts';
 import { AppError, type ErrorCode } from '../../src/domain/errors.ts';

@@ -9,9 +9,9 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { chromiumTempRoot } from '../../src/adapters/browser/browser-instance.ts';
-import { createChromiumRenderer } from '../../src/adapters/browser/chromium-renderer.ts';
-import { isAlive } from '../../src/adapters/browser/proc.ts';
+import { createChromiumRenderer } from '../../src/adapters/browser/pool/chromium-renderer.ts';
+import { isAlive } from '../../src/adapters/browser/process/proc.ts';
+import { chromiumTempRoot } from '../../src/adapters/browser/process/profile-dirs.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import {

@@ -21,7 +21,7 @@ import { join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 
-const MODULE = resolve('src/adapters/browser/browser-instance.ts');
+const MODULE = resolve('src/adapters/browser/process/profile-dirs.ts');
 const DEAD_PID = 2 ** 22 + 12_345; // above pid_max's usual range: nobody
 
 /** Runs sweepStaleProfiles in a child process; its exit code, or null if it hung. */

@@ -13,7 +13,7 @@ import {
   processesMentioning,
   processKind,
   processTree,
-} from '../../src/adapters/browser/proc.ts';
+} from '../../src/adapters/browser/process/proc.ts';
 import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
 import { type Cluster, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';

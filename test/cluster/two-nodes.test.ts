@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { CaptureAnswer as Capture } from '../../src/domain/captures/capture-answer.ts';
 import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
 import { type Cluster, hit, scrape, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 import { serviceSkip } from '../helpers/services.ts';
-
-interface Capture {
-  id?: number;
-  image_url: string;
-  cached: boolean;
-  quota: { used: number; limit: number };
-}
 
 const FREE_RATE = 5;
 const PRO_QUOTA = 6;

@@ -1,7 +1,7 @@
 /**
  * The built-in payment provider: a stand-in for Stripe that runs inside the service, so
  * the whole upgrade flow works offline and in tests. Its checkout and portal are pages of
- * the service (src/http/routes/local-billing-pages.ts); paying, cancelling and period ends
+ * the service (src/http/routes/billing/local-pages.ts); paying, cancelling and period ends
  * produce Stripe-shaped events, signed with a per-process secret and handed to the same
  * webhook code path a real delivery takes. No money moves.
  *

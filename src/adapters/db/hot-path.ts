@@ -1,6 +1,6 @@
 /**
- * The store's fast ways to the database, shared by its stores (kysely-store.ts,
- * quota-store.ts): raw statements on the hot path and the batching of one turn's reads.
+ * The store's fast ways to the database, shared by its stores on the hot path (key-store.ts,
+ * screenshot-store.ts, quota-store.ts): raw statements and the batching of one turn's reads.
  */
 import DataLoader from 'dataloader';
 import { CompiledQuery, type Kysely } from 'kysely';

@@ -1,15 +1,8 @@
-import type { Kysely, Selectable } from 'kysely';
-import type {
-  CaptureJob,
-  DeliveryStatus,
-  JobStatus,
-  JobStore,
-  WebhookDelivery,
-  WebhookStore,
-} from '../../domain/store.ts';
+import type { ExpressionBuilder, Kysely, Selectable, UpdateObject } from 'kysely';
+import type { CaptureJob, JobStatus, JobStore } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
 import { lockUser } from './lock-user.ts';
-import type { CaptureJobsTable, Database, WebhookDeliveriesTable } from './schema.ts';
+import type { CaptureJobsTable, Database } from './schema.ts';
 
 const json = (text: string | null): Record<string, unknown> | null =>
   text === null ? null : (JSON.parse(text) as Record<string, unknown>);
@@ -31,22 +24,6 @@ const toJob = (row: Selectable<CaptureJobsTable>): CaptureJob => ({
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
   finishedAt: row.finished_at === null ? null : Number(row.finished_at),
-});
-
-const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
-  id: row.id,
-  userId: Number(row.user_id),
-  jobId: row.job_id,
-  url: row.url,
-  eventType: row.event_type,
-  payload: row.payload,
-  status: row.status as DeliveryStatus,
-  attempts: Number(row.attempts),
-  nextAttemptAt: row.next_attempt_at === null ? null : Number(row.next_attempt_at),
-  lastStatus: row.last_status === null ? null : Number(row.last_status),
-  lastError: row.last_error,
-  createdAt: Number(row.created_at),
-  updatedAt: Number(row.updated_at),
 });
 
 /**
@@ -157,39 +134,24 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
       return row ? toJob(row) : null;
     },
 
-    async renew(id, owner, until) {
-      const res = await db
-        .updateTable('capture_jobs')
-        .set({ lease_expires_at: until })
-        .where('id', '=', id)
-        .where('status', '=', 'rendering')
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      return Number(res.numUpdatedRows) > 0;
-    },
+    renew: (id, owner, until) => whileHeld(db, id, owner, { lease_expires_at: until }),
 
     async finish(id, owner, now, outcome, delivery) {
       return db.transaction().execute(async (trx) => {
-        const res = await trx
-          .updateTable('capture_jobs')
-          .set({
-            status: outcome.status,
-            // The request is not kept past the job: it may carry the caller's headers,
-            // cookies and credentials for the target.
-            input: '{}',
-            result: outcome.status === 'succeeded' ? JSON.stringify(outcome.result) : null,
-            error: outcome.status === 'failed' ? outcome.error : null,
-            error_code: outcome.status === 'failed' ? outcome.code : null,
-            lease_owner: null,
-            lease_expires_at: null,
-            updated_at: now,
-            finished_at: now,
-          })
-          .where('id', '=', id)
-          .where('status', '=', 'rendering')
-          .where('lease_owner', '=', owner)
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 0) return false;
+        const finished = await whileHeld(trx, id, owner, {
+          status: outcome.status,
+          // The request is not kept past the job: it may carry the caller's headers,
+          // cookies and credentials for the target.
+          input: '{}',
+          result: outcome.status === 'succeeded' ? JSON.stringify(outcome.result) : null,
+          error: outcome.status === 'failed' ? outcome.error : null,
+          error_code: outcome.status === 'failed' ? outcome.code : null,
+          lease_owner: null,
+          lease_expires_at: null,
+          updated_at: now,
+          finished_at: now,
+        });
+        if (!finished) return false;
         if (delivery) {
           await trx
             .insertInto('webhook_deliveries')
@@ -211,38 +173,22 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
       });
     },
 
-    async requeue(id, owner, now, availableAt) {
-      const res = await db
-        .updateTable('capture_jobs')
-        .set({
-          status: 'queued',
-          lease_owner: null,
-          lease_expires_at: availableAt,
-          updated_at: now,
-        })
-        .where('id', '=', id)
-        .where('status', '=', 'rendering')
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      return Number(res.numUpdatedRows) > 0;
-    },
+    requeue: (id, owner, now, availableAt) =>
+      whileHeld(db, id, owner, {
+        status: 'queued',
+        lease_owner: null,
+        lease_expires_at: availableAt,
+        updated_at: now,
+      }),
 
-    async release(id, owner, now, ran) {
-      const res = await db
-        .updateTable('capture_jobs')
-        .set((eb) => ({
-          status: 'queued',
-          lease_owner: null,
-          lease_expires_at: null,
-          ...(ran ? {} : { attempts: eb('attempts', '-', 1) }),
-          updated_at: now,
-        }))
-        .where('id', '=', id)
-        .where('status', '=', 'rendering')
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      return Number(res.numUpdatedRows) > 0;
-    },
+    release: (id, owner, now, ran) =>
+      whileHeld(db, id, owner, (eb) => ({
+        status: 'queued',
+        lease_owner: null,
+        lease_expires_at: null,
+        ...(ran ? {} : { attempts: eb('attempts', '-', 1) }),
+        updated_at: now,
+      })),
 
     async prune(before) {
       const res = await db
@@ -270,152 +216,27 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
   };
 }
 
-/** Webhook deliveries and their attempts; taken like jobs, by lease. */
-export function webhookStore(db: Kysely<Database>, dialect: DialectName): WebhookStore {
-  return {
-    async claimDue(owner, now, leaseMs, limit, perAccount) {
-      // Accounts with `perAccount` deliveries being sent wait their turn: one endpoint that
-      // never answers cannot hold every sending slot.
-      const busy = db
-        .selectFrom('webhook_deliveries')
-        .select('user_id')
-        .where('lease_expires_at', '>=', now)
-        .groupBy('user_id')
-        .having((eb) => eb.fn.countAll(), '>=', perAccount);
-      let due = db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('status', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((eb) =>
-          eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]),
-        )
-        .where('user_id', 'not in', busy)
-        .orderBy('next_attempt_at')
-        .limit(limit);
-      if (dialect === 'postgres') due = due.forUpdate().skipLocked();
-      const rows = await db
-        .updateTable('webhook_deliveries')
-        .set({ lease_owner: owner, lease_expires_at: now + leaseMs })
-        .where('id', 'in', due)
-        .returningAll()
-        .execute();
-      return rows.map(toDelivery);
-    },
+/** A change to a job's row, as Kysely's `set` takes it. */
+type JobUpdate =
+  | UpdateObject<Database, 'capture_jobs'>
+  | ((eb: ExpressionBuilder<Database, 'capture_jobs'>) => UpdateObject<Database, 'capture_jobs'>);
 
-    async recordAttempt(id, owner, attempt, next) {
-      return db.transaction().execute(async (trx) => {
-        const res = await trx
-          .updateTable('webhook_deliveries')
-          .set((eb) => ({
-            status: next.status,
-            next_attempt_at: next.nextAttemptAt,
-            attempts: eb('attempts', '+', 1),
-            last_status: attempt.statusCode,
-            last_error: attempt.error,
-            lease_owner: null,
-            lease_expires_at: null,
-            updated_at: attempt.attemptedAt,
-          }))
-          .where('id', '=', id)
-          .where('lease_owner', '=', owner)
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 0) return false;
-        await trx
-          .insertInto('webhook_attempts')
-          .values({
-            delivery_id: id,
-            attempted_at: attempt.attemptedAt,
-            status_code: attempt.statusCode,
-            error: attempt.error,
-            duration_ms: Math.round(attempt.durationMs),
-          })
-          .execute();
-        return true;
-      });
-    },
-
-    async release(id, owner) {
-      const res = await db
-        .updateTable('webhook_deliveries')
-        .set({ lease_owner: null, lease_expires_at: null })
-        .where('id', '=', id)
-        .where('lease_owner', '=', owner)
-        .executeTakeFirst();
-      return Number(res.numUpdatedRows) > 0;
-    },
-
-    async list(userId, limit) {
-      const rows = await db
-        .selectFrom('webhook_deliveries')
-        .selectAll()
-        .where('user_id', '=', userId)
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .execute();
-      return rows.map(toDelivery);
-    },
-
-    async attempts(userId, id, limit) {
-      const owned = await db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('id', '=', id)
-        .where('user_id', '=', userId)
-        .executeTakeFirst();
-      if (!owned) return null;
-      const rows = await db
-        .selectFrom('webhook_attempts')
-        .selectAll()
-        .where('delivery_id', '=', id)
-        .orderBy('attempted_at', 'desc')
-        .limit(limit)
-        .execute();
-      return rows.reverse().map((r) => ({
-        attemptedAt: Number(r.attempted_at),
-        statusCode: r.status_code === null ? null : Number(r.status_code),
-        error: r.error,
-        durationMs: Number(r.duration_ms),
-      }));
-    },
-
-    async resend(userId, id, now, maxPending) {
-      return db.transaction().execute(async (trx) => {
-        await lockUser(trx, dialect, userId);
-        const row = await trx
-          .selectFrom('webhook_deliveries')
-          .select(['status', 'lease_expires_at'])
-          .where('id', '=', id)
-          .where('user_id', '=', userId)
-          .executeTakeFirst();
-        if (!row) return 'not_found' as const;
-        const leased = row.lease_expires_at !== null && Number(row.lease_expires_at) >= now;
-        if (row.status === 'pending' || leased) return 'busy' as const;
-        const { n } = await trx
-          .selectFrom('webhook_deliveries')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('user_id', '=', userId)
-          .where('status', '=', 'pending')
-          .executeTakeFirstOrThrow();
-        if (Number(n) >= maxPending) return 'too_many' as const;
-        await trx
-          .updateTable('webhook_deliveries')
-          .set({ status: 'pending', next_attempt_at: now, updated_at: now })
-          .where('id', '=', id)
-          .execute();
-        return 'queued' as const;
-      });
-    },
-
-    async prune(before) {
-      // Attempts go with their delivery (ON DELETE CASCADE).
-      const res = await db
-        .deleteFrom('webhook_deliveries')
-        .where('status', '!=', 'pending')
-        .where('updated_at', '<', before)
-        .executeTakeFirst();
-      return Number(res.numDeletedRows);
-    },
-  };
+/**
+ * Writes `update` to job `id` only while `owner` holds it rendering: a worker whose lease ran
+ * out and was taken over changes nothing. Whether it wrote.
+ */
+async function whileHeld(
+  db: Kysely<Database>,
+  id: string,
+  owner: string,
+  update: JobUpdate,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('capture_jobs')
+    .set(update)
+    .where('id', '=', id)
+    .where('status', '=', 'rendering')
+    .where('lease_owner', '=', owner)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }

@@ -39,7 +39,10 @@ export interface DirectSqlite {
   version(): number;
 }
 
-/** The tables whose rows the store remembers between requests (kysely-store.ts). */
+/**
+ * The tables whose rows the store remembers between requests (key-store.ts,
+ * screenshot-store.ts).
+ */
 const REMEMBERED_TABLES = /\b(users|api_keys|screenshots)\b/i;
 const SELECT = /^\s*select\b/i;
 const ROLLBACK = /^\s*rollback\s*$/i;

@@ -3,7 +3,7 @@
  * taken in one conditional write exact under concurrency (`coalesced`), given back, and held
  * for captures in flight (domain/quota/quota-holds.ts) until delivered or swept.
  */
-import { CompiledQuery, type Kysely } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { QuotaStore } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
 import { type HotPath, rawRunner } from './hot-path.ts';
@@ -15,7 +15,7 @@ import type { Database } from './schema.ts';
  * statement. Inserting the month's first units or adding to them, both only while the
  * total stays within the limit; the day is counted only when the month was.
  */
-const PG_TAKE = `WITH m AS (
+const PG_TAKE_COUNTS = `WITH m AS (
     INSERT INTO usage_months AS m (user_id, period, used)
     SELECT $1::bigint, $2::text, $3::integer WHERE $3::integer <= $4::integer
     ON CONFLICT (user_id, period) DO UPDATE SET used = m.used + $3::integer
@@ -25,21 +25,12 @@ const PG_TAKE = `WITH m AS (
     INSERT INTO usage_days AS d (user_id, day, count)
     SELECT $1::bigint, $5::text, $3::integer FROM m WHERE $5::text IS NOT NULL
     ON CONFLICT (user_id, day) DO UPDATE SET count = d.count + $3::integer
-  )
+  )`;
+const PG_TAKE = `${PG_TAKE_COUNTS}
   SELECT used FROM m`;
 
 /** The same, and a hold per unit (expiring at $6), in the same statement. */
-const PG_TAKE_HELD = `WITH m AS (
-    INSERT INTO usage_months AS m (user_id, period, used)
-    SELECT $1::bigint, $2::text, $3::integer WHERE $3::integer <= $4::integer
-    ON CONFLICT (user_id, period) DO UPDATE SET used = m.used + $3::integer
-    WHERE m.used + $3::integer <= $4::integer
-    RETURNING m.used
-  ), d AS (
-    INSERT INTO usage_days AS d (user_id, day, count)
-    SELECT $1::bigint, $5::text, $3::integer FROM m WHERE $5::text IS NOT NULL
-    ON CONFLICT (user_id, day) DO UPDATE SET count = d.count + $3::integer
-  ), h AS (
+const PG_TAKE_HELD = `${PG_TAKE_COUNTS}, h AS (
     INSERT INTO quota_holds (user_id, period, day, expires_at)
     SELECT $1::bigint, $2::text, $5::text, $6::bigint FROM m, generate_series(1, $3::integer)
     RETURNING id
@@ -239,51 +230,42 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** A hold's unit, as the month's and the day's counts know it. */
 type HoldRow = { user_id: number; period: string; day: string | null };
 
+/** Where a hold's unit was counted: the month's `used`, and the day's `count` if it had one. */
+const COUNTED_IN = [
+  { table: 'usage_months', column: 'used', unit: 'period' },
+  { table: 'usage_days', column: 'count', unit: 'day' },
+] as const satisfies readonly CountedIn[];
+
+/** A table and two of its columns, checked against the schema (the statement is raw SQL). */
+type CountedIn = {
+  [T in keyof Database]: {
+    table: T;
+    column: keyof Database[T] & string;
+    unit: keyof Database[T] & string;
+  };
+}[keyof Database];
+
 /**
  * Takes the units of deleted holds out of their months and days (never below zero):
  * one statement per month and per day they were counted in.
  */
 async function giveBack(trx: Kysely<Database>, rows: readonly HoldRow[]): Promise<void> {
-  const count = (keyOf: (r: HoldRow) => string | null) => {
-    const n = new Map<string, { row: HoldRow; n: number }>();
+  for (const { table, column, unit } of COUNTED_IN) {
+    const counts = new Map<string, { userId: number; at: string; n: number }>();
     for (const row of rows) {
-      const key = keyOf(row);
-      if (key === null) continue;
-      const seen = n.get(key);
+      const at = row[unit];
+      if (at === null) continue;
+      const key = `${row.user_id} ${at}`;
+      const seen = counts.get(key);
       if (seen) seen.n++;
-      else n.set(key, { row, n: 1 });
+      else counts.set(key, { userId: Number(row.user_id), at, n: 1 });
     }
-    return n.values();
-  };
-  for (const { row, n } of count((r) => `${r.user_id} ${r.period}`)) {
-    await trx
-      .updateTable('usage_months')
-      .set((eb) => ({
-        used: eb
-          .case()
-          .when('used', '>', n)
-          .then(eb('used', '-', n))
-          .else(0)
-          .end(),
-      }))
-      .where('user_id', '=', Number(row.user_id))
-      .where('period', '=', row.period)
-      .execute();
-  }
-  for (const { row, n } of count((r) => (r.day === null ? null : `${r.user_id} ${r.day}`))) {
-    await trx
-      .updateTable('usage_days')
-      .set((eb) => ({
-        count: eb
-          .case()
-          .when('count', '>', n)
-          .then(eb('count', '-', n))
-          .else(0)
-          .end(),
-      }))
-      .where('user_id', '=', Number(row.user_id))
-      .where('day', '=', row.day as string)
-      .execute();
+    const count = sql.ref(column);
+    for (const { userId, at, n } of counts.values()) {
+      await sql`update ${sql.table(table)}
+        set ${count} = case when ${count} > ${n} then ${count} - ${n} else 0 end
+        where "user_id" = ${userId} and ${sql.ref(unit)} = ${at}`.execute(trx);
+    }
   }
 }
 

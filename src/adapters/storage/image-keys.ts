@@ -1,16 +1,23 @@
+import { FORMATS, IMAGE_FORMATS } from '../../domain/captures/formats.ts';
 import { AppError } from '../../domain/errors.ts';
 
 /** Image keys and the checks both storage backends share (the port is domain/image-storage.ts). */
 
-const IMAGE_KEY = /^[A-Za-z0-9_-]{16,128}\.(png|jpeg|jpg|webp|pdf)$/;
+/**
+ * A key's extension and its Content-Type: each format's file extension (`jpg`) and, as keys
+ * have always allowed, the format's own name (`jpeg`).
+ */
+const CONTENT_TYPES = new Map<string, string>(
+  IMAGE_FORMATS.flatMap((name) => {
+    const { ext, contentType } = FORMATS[name];
+    return [
+      [name, contentType],
+      [ext, contentType],
+    ];
+  }),
+);
 
-const CONTENT_TYPES: Record<string, string> = {
-  png: 'image/png',
-  jpeg: 'image/jpeg',
-  jpg: 'image/jpeg',
-  webp: 'image/webp',
-  pdf: 'application/pdf',
-};
+const IMAGE_KEY = new RegExp(`^[A-Za-z0-9_-]{16,128}\\.(${[...CONTENT_TYPES.keys()].join('|')})$`);
 
 /**
  * Keys come from URLs: a token of 16-128 URL-safe characters and an image extension, nothing
@@ -32,7 +39,7 @@ export function assertValidImageKey(key: string): void {
 export function contentTypeForKey(key: string): string {
   assertValidImageKey(key);
   const ext = key.slice(key.lastIndexOf('.') + 1);
-  const type = CONTENT_TYPES[ext];
+  const type = CONTENT_TYPES.get(ext);
   if (type === undefined) {
     throw new AppError('invalid_request', 'Invalid image key.');
   }

@@ -45,7 +45,7 @@ export interface BillingContext extends DomainContext {
   returnUrls: { success: string; cancel: string; portal: string };
 }
 
-/** Where the local provider's checkout and portal pages are served (http/routes/local-billing-pages.ts). */
+/** Where the local provider's checkout and portal pages are served (http/routes/billing/local-pages.ts). */
 export const LOCAL_BILLING_PATH = '/billing/local';
 
 export interface LocalCheckoutView {

@@ -1,26 +1,54 @@
+import { type Static, type TSchema, Type } from 'typebox';
 import { toIso } from '../../lib/time.ts';
 import { imageUrl } from './ports.ts';
-import type { PageMetadata } from './renderer.ts';
 import type { CaptureOutcome } from './run-capture.ts';
 
-export interface CaptureAnswer {
-  /** Listable (Pro) records only. */
-  id?: number;
-  image_url: string;
-  cached: boolean;
-  expires_at: string;
-  quota: { used: number; limit: number };
-  format: string;
-  width: number;
-  height: number;
-  truncated?: boolean;
-  metadata?: PageMetadata;
-}
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /**
- * The capture's answer fields (docs/api.md, "Response 201"): the 201's JSON body, and an
- * async job's result once it succeeded.
+ * The capture's answer (docs/api.md, "Response 201"), written once: POST /v1/screenshots
+ * answers it as its 201 schema (and so the API document), the type below is derived from it,
+ * and the tests import that type. The domain owns it as it owns the request
+ * (`CaptureRequest`, capture-options.ts), since an async job's result is the same answer.
  */
+export const CaptureAnswer = Type.Object({
+  id: Type.Optional(Type.Integer({ description: 'Present only for listable (Pro) records.' })),
+  image_url: Type.String({ format: 'uri' }),
+  cached: Type.Boolean(),
+  expires_at: Type.String({ format: 'date-time' }),
+  quota: Type.Object({ used: Type.Integer(), limit: Type.Integer() }),
+  format: Type.String(),
+  width: Type.Integer({
+    description: 'Pixel width of the image; for a PDF, its first page in points (1/72 in).',
+  }),
+  height: Type.Integer({
+    description: 'Pixel height of the image; for a PDF, its first page in points (1/72 in).',
+  }),
+  truncated: Type.Optional(
+    Type.Boolean({ description: 'Full-page image cut at the height limit.' }),
+  ),
+  metadata: Type.Optional(
+    Type.Object(
+      {
+        title: Nullable(Type.String()),
+        description: Nullable(Type.String()),
+        final_url: Type.String({ description: 'The page URL when captured, after redirects.' }),
+        http_status: Nullable(Type.Integer()),
+        og: Type.Object({
+          title: Nullable(Type.String()),
+          description: Nullable(Type.String()),
+          image: Nullable(Type.String()),
+        }),
+        icon_url: Nullable(Type.String()),
+      },
+      { description: 'Only with `metadata: true`; absent values are null.' },
+    ),
+  ),
+});
+
+export type CaptureAnswer = Static<typeof CaptureAnswer>;
+
+/** A capture's answer: the 201's JSON body, and an async job's result once it succeeded. */
 export function captureAnswer(
   ctx: { publicUrl: string },
   outcome: Pick<CaptureOutcome, 'record' | 'cached' | 'quota'>,

@@ -2,19 +2,9 @@ import { randomToken } from '../../lib/crypto.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
+import { FORMATS } from './formats.ts';
 import type { CaptureContext } from './ports.ts';
 import type { RenderClient, RenderOptions } from './renderer.ts';
-
-const CONTENT_TYPES = {
-  png: 'image/png',
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-  pdf: 'application/pdf',
-} as const;
-const EXTENSIONS = { png: 'png', jpeg: 'jpg', webp: 'webp', pdf: 'pdf' } as const;
-
-export const contentTypeForExt = (ext: string): string | undefined =>
-  ({ png: 'image/png', jpg: 'image/jpeg', webp: 'image/webp', pdf: 'application/pdf' })[ext];
 
 /**
  * Renders, stores the image under an unguessable token (128 random bits), then records it.
@@ -41,10 +31,10 @@ export async function renderAndStore(
   const now = ctx.clock();
   const expiresAt = now + options.plan.retention_hours * HOUR_MS;
   const token = randomToken(16);
-  const ext = EXTENSIONS[result.format];
+  const { ext, contentType } = FORMATS[result.format];
   const key = `${token}.${ext}`;
   await ctx.storage.put(key, result.image, {
-    contentType: CONTENT_TYPES[result.format],
+    contentType,
     expiresAt: new Date(expiresAt),
   });
   try {

@@ -3,8 +3,11 @@
  * `adapters/browser/` implements it (Chromium behind the egress proxy), and tests or
  * benchmarks may stand in their own.
  */
-/** What a capture produces: an image, or (`pdf`) a document. */
-export type ImageFormat = 'png' | 'jpeg' | 'webp' | 'pdf';
+import type { ImageFormat } from './formats.ts';
+
+/** What a capture produces: an image, or (`pdf`) a document; formats.ts is their table. */
+export type { ImageFormat };
+
 /** `pdf_paper` sizes. */
 export const PDF_PAPERS = ['a4', 'letter', 'legal', 'a3', 'tabloid'] as const;
 export type PdfPaper = (typeof PDF_PAPERS)[number];

@@ -1,5 +1,5 @@
 /**
- * What the checkout and portal pages do (src/http/routes/local-billing-pages.ts serves them):
+ * What the checkout and portal pages do (src/http/routes/billing/local-pages.ts serves them):
  * show a checkout, pay or abandon it, show the portal, cancel or resume at period end.
  */
 import { AppError } from '../../../domain/errors.ts';

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { ImageFormat } from '../renderer.ts';
+import { IMAGE_FORMATS, type ImageFormat } from '../formats.ts';
 import { defineOption, planRestriction } from './define.ts';
 
 export const DEFAULT_FORMAT: ImageFormat = 'png';
@@ -9,7 +9,7 @@ export const format = defineOption({
   // A string with an enum (not Type.Enum): a number is "must be a string", as before.
   schema: Type.Unsafe<ImageFormat>(
     Type.String({
-      enum: ['png', 'jpeg', 'webp', 'pdf'],
+      enum: [...IMAGE_FORMATS],
       default: undefined,
       description:
         'Default png; webp and pdf are Pro-only (plan data). pdf: a PDF of the page, with ' +

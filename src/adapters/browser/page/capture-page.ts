@@ -1,0 +1,249 @@
+/**
+ * One worker slot's browser context and page, reused across captures. Isolation without a
+ * fresh page per capture: after each capture the context is cleared (context-reset.ts), and
+ * each capture sets the whole emulation state (viewport, scale, media features, background)
+ * anew. The context itself is thrown away every `recycleAfter` captures and after any failure.
+ *
+ * What no clearing reaches (the context's HTTP authentication cache, HSTS and alt-svc state,
+ * its open sockets) is kept from other accounts by never sharing a context: a page records the
+ * client it rendered for and refuses any other client's capture.
+ *
+ * This class holds the page's parts together and runs a capture's steps in order over them:
+ * the network watch and the request interception, fed by the page's events; the steps on the
+ * capture in progress (capture-run.ts): capture-steps.ts up to the image, then framing.ts or
+ * pdf.ts; the reset between captures; the close.
+ */
+import type { BrowserContext, CDPSession, Page } from 'puppeteer-core';
+import type { RenderOptions } from '../../../domain/captures/renderer.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { noop, withTimeout } from '../process/abort.ts';
+import type { BrowserInstance } from '../process/browser-instance.ts';
+import { type MemoryWatchdog, watchdogFor } from '../process/memory-watchdog.ts';
+import { type CaptureOutput, CaptureRun, type CaptureSettings } from './capture-run.ts';
+import {
+  checkSelectors,
+  DocumentScripts,
+  emulation,
+  load,
+  metadata,
+  prepareCapture,
+  waitAfterLoad,
+} from './capture-steps.ts';
+import { ContextReset, RESET_TIMEOUT_MS } from './context-reset.ts';
+import { earlyPaintReady, frame, screenshot } from './framing.ts';
+import { RequestInterception } from './interception.ts';
+import { NetworkWatch } from './network-watch.ts';
+import { blockServiceWorkers } from './page-scripts.ts';
+import { printPdf } from './pdf.ts';
+
+export type { CaptureOutput, CaptureSettings } from './capture-run.ts';
+
+/** Closing a context (and its renderer processes) must finish within this. */
+const DISPOSE_TIMEOUT_MS = 5_000;
+
+export class CapturePage {
+  readonly instance: BrowserInstance;
+  /** Captures started on this context. */
+  captures = 0;
+  /** The client this context has rendered for (RenderClient id); null while never used. */
+  client: string | null = null;
+  readonly #context: BrowserContext;
+  readonly #page: Page;
+  readonly #cdp: CDPSession;
+  readonly #settings: CaptureSettings;
+  readonly #watchdog: MemoryWatchdog;
+  readonly #leftovers: ContextReset;
+  readonly #network: NetworkWatch;
+  readonly #requests: RequestInterception;
+  readonly #documentScripts: DocumentScripts;
+  #run: CaptureRun | null = null;
+  #broken: string | null = null;
+  #disposed: Promise<boolean> | null = null;
+
+  private constructor(
+    instance: BrowserInstance,
+    parts: { context: BrowserContext; page: Page; cdp: CDPSession },
+    settings: CaptureSettings,
+  ) {
+    this.instance = instance;
+    this.#context = parts.context;
+    this.#page = parts.page;
+    this.#cdp = parts.cdp;
+    this.#settings = settings;
+    this.#watchdog = watchdogFor(instance, {
+      limitBytes: settings.rendererMaxMemoryBytes,
+      ...(settings.logger ? { logger: settings.logger } : {}),
+    });
+    this.#leftovers = new ContextReset(parts.page, parts.cdp);
+    this.#network = new NetworkWatch(parts.page, settings.checkNavigation, () => this.#run);
+    this.#requests = new RequestInterception(parts.page, parts.cdp, settings.filterLists);
+    this.#documentScripts = new DocumentScripts(parts.page);
+  }
+
+  static async create(instance: BrowserInstance, settings: CaptureSettings): Promise<CapturePage> {
+    const parts = await instance.newContextPage();
+    const page = new CapturePage(instance, parts, settings);
+    try {
+      await page.#setup();
+    } catch (err) {
+      await page.dispose();
+      throw err;
+    }
+    return page;
+  }
+
+  /** Whether the page can take another capture (not crashed, not closed, context not full). */
+  get usable(): boolean {
+    return (
+      this.#broken === null && this.#disposed === null && this.#leftovers.replaceReason === null
+    );
+  }
+
+  /** What the capture in progress is doing, for timeout messages. */
+  get phase(): string {
+    return this.#run?.phase ?? 'starting';
+  }
+
+  async #setup(): Promise<void> {
+    const page = this.#page;
+    page.on('dialog', (dialog) => {
+      dialog.dismiss().catch(noop);
+    });
+    page.on('request', (request) => {
+      this.#leftovers.noteOrigin(request.url());
+      this.#requests.answer(request);
+      this.#network.requestStarted(request);
+    });
+    page.on('requestfinished', (request) => this.#network.requestDone(request));
+    page.on('requestfailed', (request) => this.#network.requestDone(request));
+    page.on('response', (response) => this.#network.responded(response));
+    page.on('load', () => this.#network.loaded());
+    page.on('framenavigated', (navigated) => {
+      this.#leftovers.noteOrigin(navigated.url());
+      if (navigated !== page.mainFrame()) this.#leftovers.noteStorageKey(navigated);
+    });
+    page.on('error', () => {
+      this.#markBroken(
+        this.#watchdog.killedLately()
+          ? `the page used too much memory (more than ${Math.round(this.#watchdog.limitBytes / 2 ** 20)} MiB); its render was stopped`
+          : 'the page crashed while rendering',
+      );
+    });
+    page.on('close', () => this.#markBroken('the page was closed while rendering'));
+    page.setDefaultTimeout(0);
+    page.setDefaultNavigationTimeout(0);
+    await Promise.all([
+      page.setBypassServiceWorker(true),
+      page.evaluateOnNewDocument(blockServiceWorkers),
+      this.#requests.start(),
+    ]);
+  }
+
+  #markBroken(reason: string): void {
+    this.#broken ??= reason;
+    this.#run?.fail(new AppError('internal_error', reason));
+  }
+
+  /**
+   * Renders one capture. Rejects with the signal's reason once it aborts (deadline, caller
+   * abort, browser crash), with an AppError for expected failures, or with whatever broke.
+   */
+  async capture(
+    options: RenderOptions,
+    signal: AbortSignal,
+    client: string,
+  ): Promise<CaptureOutput> {
+    signal.throwIfAborted();
+    if (this.client !== null && this.client !== client) {
+      throw new AppError('internal_error', 'a browser context is never shared between clients');
+    }
+    // The API validates the URL; this is the last line before Chromium (file:, chrome:, ...).
+    if (!/^https?:\/\//i.test(options.url)) {
+      throw new AppError('url_not_allowed', 'only http and https URLs can be captured');
+    }
+    if (!this.usable) throw new AppError('internal_error', this.#broken ?? 'page not usable');
+    const run = new CaptureRun(this.#page, this.#cdp, this.#settings);
+    const forward = (): void => run.fail(signal.reason);
+    signal.addEventListener('abort', forward, { once: true });
+    this.#run = run;
+    this.client = client;
+    this.captures++;
+    try {
+      return await this.#capture(options, run);
+    } catch (err) {
+      throw run.signal.aborted ? run.signal.reason : err;
+    } finally {
+      signal.removeEventListener('abort', forward);
+      this.#run = null;
+    }
+  }
+
+  /**
+   * The capture's steps, in order. Each option's own part (emulation, selectors to check,
+   * waits after loading) comes from OPTION_STEPS; the rest reads the options directly.
+   */
+  async #capture(o: RenderOptions, run: CaptureRun): Promise<CaptureOutput> {
+    run.phase = 'preparing the page';
+    if (o.omitBackground && o.format !== 'jpeg') {
+      // Clearing Chromium's background override does not make this page's view opaque again
+      // (Chromium 156: the next capture on the page came out transparent), so the page is
+      // not used again: its context is closed after this capture.
+      this.#leftovers.replaceReason = 'transparent background';
+    }
+    await run.step(
+      Promise.all([...emulation(run, o), this.#requests.apply(o), this.#documentScripts.set(o)]),
+    );
+    await checkSelectors(run, o);
+    const targetStatus = await load(run, o);
+    if (o.failOnHttpError && targetStatus !== null && targetStatus >= 400) {
+      throw new AppError(
+        'target_error',
+        `the target answered HTTP ${targetStatus} (fail_on_http_error is set)`,
+      );
+    }
+    const paintReady = earlyPaintReady(run, o);
+    await waitAfterLoad(run, o);
+    const meta = o.metadata ? await metadata(run, o, targetStatus) : null;
+    await prepareCapture(run, o);
+    if (o.format === 'pdf') {
+      const pdf = await printPdf(run, o);
+      return { ...pdf, targetStatus, metadata: meta };
+    }
+    const framed = await frame(run, o, paintReady);
+    await run.settleChecks();
+    const image = await screenshot(run, o, framed);
+    return { ...image, truncated: framed.truncated, targetStatus, metadata: meta };
+  }
+
+  /**
+   * Clears everything the last capture could have left for the next one. Throws when it
+   * cannot (the caller then throws the context away).
+   */
+  async reset(): Promise<void> {
+    if (!this.usable) throw new Error(this.#broken ?? 'page not usable');
+    const work = this.#leftovers.clear(() => this.usable);
+    const outcome = await withTimeout(work, RESET_TIMEOUT_MS, 'timeout' as const);
+    if (outcome === 'timeout') throw new Error('reset timed out');
+    if (!this.usable) throw new Error(this.#broken ?? 'page not usable');
+  }
+
+  /**
+   * Closes the context and its renderer processes. Resolves false when that did not finish in
+   * time (the browser is then suspect and should be replaced).
+   */
+  dispose(): Promise<boolean> {
+    this.#disposed ??= (async () => {
+      // A renderer stuck in a script (`while(true){}`) still honours this: V8 termination is
+      // requested off the main thread.
+      await withTimeout(this.#cdp.send('Runtime.terminateExecution').catch(noop), 500, undefined);
+      const closed = await withTimeout(
+        this.#context.close().then(() => true),
+        DISPOSE_TIMEOUT_MS,
+        false,
+      ).catch(() => !this.instance.browser.connected);
+      this.instance.pageClosed();
+      return closed;
+    })();
+    return this.#disposed;
+  }
+}

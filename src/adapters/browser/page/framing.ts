@@ -1,0 +1,272 @@
+/**
+ * What part of the page becomes the image (an element, a `clip`, the full page or the
+ * viewport), its fonts and images awaited, and Page.captureScreenshot of it. Every image stays
+ * within the plan width x scale, the height limit and the pixel budget: the clip is cut before
+ * Chromium renders it (image-size.ts), so nothing larger is ever encoded or sent, and the
+ * image's own header is read back and held to the same bounds.
+ */
+import type { Protocol } from 'puppeteer-core';
+import type { RenderOptions } from '../../../domain/captures/renderer.ts';
+import { AppError } from '../../../domain/errors.ts';
+import type { CaptureOutput, CaptureRun } from './capture-run.ts';
+import { encoderSettings } from './encoding.ts';
+import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
+import { OPTION_STEPS, optionSteps, settles } from './option-steps.ts';
+import {
+  elementBox,
+  expandInnerScroller,
+  scrollThrough,
+  scrollToBox,
+  waitForPaintReady,
+} from './page-scripts.ts';
+import { inIsolatedWorld, pageBox, pageNumber } from './page-values.ts';
+
+/** Full page: time allowed for scrolling through to trigger lazy loading. */
+export const FULL_PAGE_SCROLL_BUDGET_MS = 5_000;
+/** Full page: pause after each scroll step. */
+export const SCROLL_STEP_PAUSE_MS = 40;
+/** Fonts and in-view images: longest wait for them to load and decode. */
+export const PAINT_READY_BUDGET_MS = 3_000;
+/** Page.captureScreenshot's own bound (RENDER_TIMEOUT_MS, at most 300 s, ends it first). */
+export const SCREENSHOT_COMMAND_TIMEOUT_MS = 300_000;
+
+/** The wait for fonts and images, started early (earlyPaintReady). */
+export interface EarlyPaintReady {
+  /** Resolves whether it finished and still holds (else it is waited for again). */
+  valid(): Promise<boolean>;
+}
+
+/** The part of the page that becomes the image (no clip: the viewport as it is). */
+export interface ImageFrame {
+  bounds: ImageBounds;
+  clip: Protocol.Page.Viewport | undefined;
+  beyondViewport: boolean;
+  truncated: boolean;
+}
+
+/** A CSS px clip (what Page.captureScreenshot takes) of a rectangle in device px. */
+function deviceClip(
+  x: number,
+  y: number,
+  width: number,
+  height: number,
+  dsf: number,
+): Protocol.Page.Viewport {
+  return { x: x / dsf, y: y / dsf, width: width / dsf, height: height / dsf, scale: 1 };
+}
+
+/**
+ * A viewport capture's wait for fonts and in-view images, started as soon as the page has
+ * loaded so that it overlaps the network settle wait instead of following it. It only
+ * counts when nothing happened on the network after it started, and it is not started when
+ * another after-load step will run (a wait, a delay, a page action): frameViewport waits
+ * then. null: no early wait.
+ */
+export function earlyPaintReady(run: CaptureRun, o: RenderOptions): EarlyPaintReady | null {
+  if (!settles(o) || o.fullPage || o.selector !== null || o.clip !== null) return null;
+  // Another step after load (a selector wait, a delay, injected styles or scripts, a click,
+  // a scroll) may change what is in view: the wait then comes after them.
+  const others = optionSteps.filter((s) => s !== OPTION_STEPS.wait_until);
+  if (others.some((s) => (s.afterLoad?.phase(o) ?? null) !== null)) return null;
+  const startedAt = performance.now();
+  const done = inIsolatedWorld(run.page, waitForPaintReady, {
+    top: 0,
+    bottom: o.height,
+    budgetMs: PAINT_READY_BUDGET_MS,
+  }).then(
+    () => true,
+    () => false,
+  );
+  return {
+    // Valid when it finished and the network stayed still since it started (a request
+    // then could have added an image it did not see).
+    valid: async () => {
+      const ok = await run.step(done);
+      return ok && run.inflight.size === 0 && run.lastActivity <= startedAt;
+    },
+  };
+}
+
+/** What part of the page becomes the image: an element, `clip`, the full page or the viewport. */
+export async function frame(
+  run: CaptureRun,
+  o: RenderOptions,
+  paintReady: EarlyPaintReady | null,
+): Promise<ImageFrame> {
+  // The width bound in whole device px as Chromium sizes a viewport of the plan's width
+  // (rounded: 333 CSS px at 2.5 is 833 device px), so a viewport of that width fits.
+  const bounds: ImageBounds = {
+    maxWidth: Math.round(o.maxWidth * o.deviceScaleFactor),
+    maxHeight: run.settings.maxPageHeight,
+    maxPixels: run.settings.maxImagePixels,
+  };
+  if (o.selector !== null) return frameElement(run, o, o.selector, bounds);
+  if (o.clip !== null) {
+    await run.step(inIsolatedWorld(run.page, scrollToBox, o.clip));
+    return frameBox(run, o, o.clip, bounds);
+  }
+  if (o.fullPage) return frameFullPage(run, o, bounds);
+  return frameViewport(run, o, bounds, paintReady);
+}
+
+async function frameElement(
+  run: CaptureRun,
+  o: RenderOptions,
+  selector: string,
+  bounds: ImageBounds,
+): Promise<ImageFrame> {
+  const box = pageBox(await run.step(inIsolatedWorld(run.page, elementBox, selector)));
+  if (box === null) {
+    throw new AppError(
+      'invalid_request',
+      `selector "${selector.slice(0, 200)}" matched no element`,
+    );
+  }
+  return frameBox(run, o, box, bounds, selector);
+}
+
+/**
+ * A box of the page (CSS px of the document: an element's, or `clip`) as the image, cut to
+ * the bounds; its fonts and images awaited.
+ */
+async function frameBox(
+  run: CaptureRun,
+  o: RenderOptions,
+  box: { x: number; y: number; width: number; height: number },
+  bounds: ImageBounds,
+  selector?: string,
+): Promise<ImageFrame> {
+  const dsf = o.deviceScaleFactor;
+  // Snap to the device pixel grid so the image is whole pixels of exactly the box.
+  const x0 = Math.max(0, Math.floor(box.x * dsf));
+  const y0 = Math.max(0, Math.floor(box.y * dsf));
+  const x1 = Math.ceil((box.x + box.width) * dsf);
+  const y1 = Math.ceil((box.y + box.height) * dsf);
+  if (x1 <= x0 || y1 <= y0) {
+    throw new AppError(
+      'invalid_request',
+      selector === undefined
+        ? 'clip has no area at this device_scale_factor'
+        : `selector "${selector.slice(0, 200)}" matched an element with no visible box`,
+    );
+  }
+  const fit = fitImage(x1 - x0, y1 - y0, bounds);
+  const clip = deviceClip(x0, y0, fit.width, fit.height, dsf);
+  if (settles(o)) {
+    run.phase = 'waiting for fonts and images';
+    await run.networkQuiet();
+    await run.step(
+      inIsolatedWorld(run.page, waitForPaintReady, {
+        top: clip.y,
+        bottom: clip.y + clip.height,
+        budgetMs: PAINT_READY_BUDGET_MS,
+      }),
+    );
+  }
+  return { bounds, clip, beyondViewport: true, truncated: fit.truncated };
+}
+
+async function frameFullPage(
+  run: CaptureRun,
+  o: RenderOptions,
+  bounds: ImageBounds,
+): Promise<ImageFrame> {
+  const dsf = o.deviceScaleFactor;
+  const settle = settles(o);
+  const viewportWidth = Math.round(o.width * dsf);
+  // The tallest image the bounds allow at this width: no need to scroll beyond it.
+  const maxCss = fitImage(viewportWidth, Number.MAX_SAFE_INTEGER, bounds).height / dsf;
+  run.phase = 'scrolling through the page';
+  await run.step(inIsolatedWorld(run.page, expandInnerScroller));
+  await run.step(
+    inIsolatedWorld(run.page, scrollThrough, {
+      maxHeight: maxCss,
+      budgetMs: FULL_PAGE_SCROLL_BUDGET_MS,
+      pauseMs: SCROLL_STEP_PAUSE_MS,
+    }),
+  );
+  run.phase = 'waiting for fonts and images';
+  if (settle) await run.networkQuiet();
+  const docHeight = pageNumber(
+    await run.step(
+      inIsolatedWorld(run.page, waitForPaintReady, {
+        top: 0,
+        bottom: maxCss,
+        budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
+      }),
+    ),
+    'document height',
+  );
+  const deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
+  const fit = fitImage(viewportWidth, deviceHeight, bounds);
+  // Only the clip is rendered beyond the viewport (captureBeyondViewport): the viewport
+  // itself keeps its size, so `100vh` sections stay the viewport's height and fixed or
+  // sticky elements are laid out once, where they sit, instead of growing with the
+  // document as they would if the viewport were resized to the page's height.
+  const clip = deviceClip(0, 0, fit.width, fit.height, dsf);
+  return { bounds, clip, beyondViewport: true, truncated: fit.truncated };
+}
+
+async function frameViewport(
+  run: CaptureRun,
+  o: RenderOptions,
+  bounds: ImageBounds,
+  paintReady: EarlyPaintReady | null,
+): Promise<ImageFrame> {
+  const dsf = o.deviceScaleFactor;
+  run.phase = 'waiting for fonts and images';
+  if (settles(o) && !(await paintReady?.valid())) {
+    await run.step(
+      inIsolatedWorld(run.page, waitForPaintReady, {
+        top: 0,
+        bottom: o.height,
+        budgetMs: PAINT_READY_BUDGET_MS,
+        fromScroll: true,
+      }),
+    );
+  }
+  // A large viewport at a high scale (Pro: 3840 x 2160 at 3) can pass the pixel budget.
+  const fit = fitImage(Math.round(o.width * dsf), Math.round(o.height * dsf), bounds);
+  if (!fit.truncated) return { bounds, clip: undefined, beyondViewport: false, truncated: false };
+  const clip = deviceClip(0, 0, fit.width, fit.height, dsf);
+  return { bounds, clip, beyondViewport: false, truncated: true };
+}
+
+/** Page.captureScreenshot of the frame, its header read back and held to the bounds. */
+export async function screenshot(
+  run: CaptureRun,
+  o: RenderOptions,
+  frame: ImageFrame,
+): Promise<Omit<CaptureOutput, 'truncated' | 'targetStatus' | 'metadata'>> {
+  run.phase = 'capturing the image';
+  const shot = await run.step(
+    run.cdp.send(
+      'Page.captureScreenshot',
+      {
+        ...encoderSettings(o.format === 'pdf' ? 'png' : o.format, o.quality),
+        captureBeyondViewport: frame.beyondViewport,
+        ...(frame.clip ? { clip: frame.clip } : {}),
+      },
+      // A full-size image can take longer than the default bound on a busy machine; the
+      // capture's deadline still ends it.
+      { timeout: SCREENSHOT_COMMAND_TIMEOUT_MS },
+    ),
+  );
+  const image = Buffer.from(shot.data, 'base64');
+  const size = imageSize(image);
+  if (size === null || size.format !== o.format) {
+    throw new AppError('internal_error', `chromium returned an unreadable ${o.format} image`);
+  }
+  const { bounds } = frame;
+  if (
+    size.width > bounds.maxWidth ||
+    size.height > bounds.maxHeight ||
+    size.width * size.height > bounds.maxPixels
+  ) {
+    throw new AppError(
+      'internal_error',
+      `chromium returned a ${size.width}x${size.height} image, larger than the bounds`,
+    );
+  }
+  return { image, format: size.format, width: size.width, height: size.height };
+}

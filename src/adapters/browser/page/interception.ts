@@ -1,0 +1,116 @@
+/**
+ * Who pauses the page's requests, and how each paused one is answered. A capture whose options
+ * have request rules (request-rules.ts decides, per request) turns puppeteer's interception on:
+ * every paused request is blocked, or let go with the headers meant for its target. For the
+ * other captures our own session's Fetch pauses every request only to cancel authentication
+ * challenges, and lets it go at once. Either way a request is paused once.
+ */
+import type { CDPSession, HTTPRequest, Page } from 'puppeteer-core';
+import type { RenderOptions } from '../../../domain/captures/renderer.ts';
+import { AppError } from '../../../domain/errors.ts';
+import { noop } from '../process/abort.ts';
+import type { FilterLists } from './filter-lists.ts';
+import { isMainDocument } from './network-watch.ts';
+import { type RequestMatcher, type RequestRules, requestRulesFor } from './request-rules.ts';
+
+/** Our own session's Fetch: every request, for its authentication challenges only. */
+const AUTH_ONLY_FETCH = { handleAuthRequests: true, patterns: [{ urlPattern: '*' }] };
+
+export class RequestInterception {
+  readonly #page: Page;
+  readonly #cdp: CDPSession;
+  readonly #lists: FilterLists | undefined;
+  /** The request filter of the last capture that had one (see apply). */
+  #rules: RequestRules | null = null;
+  /** Whether Chromium pauses the page's requests for #rules (only while a capture needs it). */
+  #intercepting = false;
+
+  constructor(page: Page, cdp: CDPSession, lists: FilterLists | undefined) {
+    this.#page = page;
+    this.#cdp = cdp;
+    this.#lists = lists;
+  }
+
+  /**
+   * Once, when the page is made: our session's Fetch on, its challenges cancelled. An HTTP
+   * authentication challenge is cancelled, as a person cancels the login prompt: the request
+   * ends with its 401 and the capture goes on. Headless Chromium would otherwise wait for an
+   * answer no one gives, and the capture with it until its deadline. Chromium only reports a
+   * challenge for a request it paused, so while this session's Fetch is on (every capture
+   * without request rules; with rules, puppeteer's interception answers, see apply) each
+   * request is let go at once, one round trip to this process.
+   */
+  start(): Promise<unknown> {
+    const cdp = this.#cdp;
+    cdp.on('Fetch.requestPaused', (event) => {
+      cdp.send('Fetch.continueRequest', { requestId: event.requestId }).catch(noop);
+    });
+    cdp.on('Fetch.authRequired', (event) => {
+      cdp
+        .send('Fetch.continueWithAuth', {
+          requestId: event.requestId,
+          authChallengeResponse: { response: 'CancelAuth' },
+        })
+        .catch(noop);
+    });
+    return cdp.send('Fetch.enable', AUTH_ONLY_FETCH);
+  }
+
+  /**
+   * The capture's request filter. puppeteer's interception is turned on only for captures
+   * whose options need it, and off again for the next one that does not; our own session's
+   * (start) is on whenever puppeteer's is off, so a request is paused once.
+   */
+  async apply(o: RenderOptions): Promise<void> {
+    this.#rules = requestRulesFor(o, await this.#listMatchers(o));
+    const wanted = this.#rules !== null;
+    if (wanted === this.#intercepting) return;
+    await Promise.all([
+      // With interception on, puppeteer answers a challenge before our session can (it
+      // answers with "Default", which headless Chromium never completes). With (empty)
+      // credentials set it answers with those once, then cancels, and the request ends
+      // with its 401. The target's own credentials (http_auth) go as a header instead,
+      // to its origin only, so they never answer another origin's challenge.
+      this.#page.authenticate(wanted ? { username: '', password: '' } : null),
+      this.#page.setRequestInterception(wanted),
+      wanted ? this.#cdp.send('Fetch.disable') : this.#cdp.send('Fetch.enable', AUTH_ONLY_FETCH),
+    ]);
+    this.#intercepting = wanted;
+  }
+
+  async #listMatchers(o: RenderOptions): Promise<RequestMatcher[]> {
+    const names = [...(o.blockAds ? ['ads'] : []), ...(o.blockTrackers ? ['trackers'] : [])];
+    if (names.length === 0) return [];
+    const lists = this.#lists;
+    if (!lists) throw new AppError('internal_error', 'the filter lists are not available');
+    return Promise.all(
+      names.map(async (name) => (await lists.get(name as 'ads' | 'trackers')).matches),
+    );
+  }
+
+  /**
+   * A paused request (only while a capture's options need the filter): blocked, or let go
+   * with the headers meant for the target. Every paused request is answered, whatever else
+   * happens, or the page would wait for it forever.
+   */
+  answer(request: HTTPRequest): void {
+    if (request.interceptResolutionState().action !== 'none') return;
+    const verdict = this.#rules?.decide({
+      url: request.url(),
+      resourceType: request.resourceType(),
+      mainDocument: isMainDocument(this.#page, request),
+      sourceUrl: request.frame()?.url() ?? '',
+    }) ?? { block: false, headers: null };
+    let answer: Promise<void>;
+    if (verdict.block) {
+      answer = request.abort('blockedbyclient');
+    } else if (verdict.headers === null) {
+      answer = request.continue();
+    } else {
+      const names = new Set(Object.keys(verdict.headers).map((n) => n.toLowerCase()));
+      const kept = Object.entries(request.headers()).filter(([n]) => !names.has(n.toLowerCase()));
+      answer = request.continue({ headers: { ...Object.fromEntries(kept), ...verdict.headers } });
+    }
+    answer.catch(noop); // the page or the request is gone
+  }
+}

@@ -1,0 +1,333 @@
+/**
+ * The Chromium renderer, the Renderer port's implementation: at most `concurrency` captures at
+ * once behind a bounded queue that shares the slots fairly among clients (slot-queue.ts), no
+ * render that had to wait started with less deadline left than the node's typical render
+ * (render-times.ts), one deadline per capture that includes its queue time. Each capture
+ * takes a clean page from the pool (page-pool.ts) and gives it back; the pages are made on the
+ * browser the supervisor keeps running (browser-supervisor.ts). Captures in flight on a
+ * browser that goes away, and captures that arrive while no browser can be had, fail with 503
+ * `overloaded` and a Retry-After, never 500, and ready() is false.
+ */
+import { join } from 'node:path';
+import { BOUNDS } from '../../../domain/bounds.ts';
+import type {
+  RenderControl,
+  Renderer,
+  RenderOptions,
+  RenderResult,
+} from '../../../domain/captures/renderer.ts';
+import { AppError, isAppError } from '../../../domain/errors.ts';
+import type { Logger } from '../../../lib/logger.ts';
+import type { CapturePage, CaptureSettings } from '../page/capture-page.ts';
+import { createFilterLists } from '../page/filter-lists.ts';
+import { NAVIGATED } from '../page/option-steps.ts';
+import { noop, raceAbort } from '../process/abort.ts';
+import type { BrowserInstance } from '../process/browser-instance.ts';
+import { findChromium, launchableBinary } from '../process/find-chromium.ts';
+import { BrowserSupervisor } from './browser-supervisor.ts';
+import { PagePool } from './page-pool.ts';
+import { RenderTimes } from './render-times.ts';
+import { SlotQueue } from './slot-queue.ts';
+
+export const DEFAULT_MAX_PAGE_HEIGHT = 16_384;
+/** 64 megapixels (SI: 64 million). */
+export const DEFAULT_MAX_IMAGE_PIXELS = 64_000_000;
+/** Resident memory of one renderer above which it is killed. */
+export const DEFAULT_RENDERER_MAX_MEMORY_BYTES = 2 * 1024 ** 3;
+/** Captures per context before it is replaced (a second line behind the per-capture reset). */
+export const DEFAULT_RECYCLE_AFTER = 50;
+/** Captures per browser before it is replaced. */
+export const DEFAULT_BROWSER_RECYCLE_AFTER = 2_000;
+/**
+ * Resident memory of the browser's processes above which it is replaced. Measured as the sum
+ * of RssAnon (each process's own resident heap): a plain VmRSS sum counts the ~100 MB of shared
+ * Chromium binary once per process (about 1.5 GB for an idle 2-slot browser, against ~0.4 GB of
+ * RssAnon), so it says more about the process count than about growth.
+ */
+export const DEFAULT_MAX_BROWSER_RSS_BYTES = 2 * 1024 ** 3;
+/**
+ * After this long without a capture, the pool shrinks to one page and Chromium is
+ * asked to free what it can (docs/deployment.md, "Memory").
+ */
+export const DEFAULT_IDLE_SHRINK_MS = 5_000;
+/** Pages per slot by default: one capturing, one being reset. */
+export const DEFAULT_PAGES_PER_SLOT = 2;
+/** The client of captures that name none (tests, benchmarks). */
+const ANONYMOUS_CLIENT = '';
+
+export interface ChromiumRendererOptions {
+  /** Chromium binary; default findChromium() (CHROME_PATH, then the usual install paths). */
+  executablePath?: string;
+  /** Profiles and temp files go under `<dataDir>/chromium/`. */
+  dataDir: string;
+  /** Captures rendered at once. */
+  concurrency: number;
+  /** Captures allowed to wait for a slot; more get AppError overloaded. */
+  queueSize: number;
+  /** Egress proxy every connection of the page goes through (loopback included). */
+  proxyUrl?: string;
+  /** Called for each main-frame document request, redirects included; throws to refuse. */
+  checkNavigation?: (url: URL) => Promise<void>;
+  /** Device px; full-page images are cut there. Default 16384. */
+  maxPageHeight?: number;
+  /** The settle wait's cap, in ms (default NETWORK_QUIET_CAP_MS); tests raise it. */
+  networkQuietCapMs?: number;
+  /** width x height (device px) of any image; the height is cut to fit. Default 64,000,000. */
+  maxImagePixels?: number;
+  /** Resident memory one renderer may hold before it is killed. 2 GiB. */
+  rendererMaxMemoryBytes?: number;
+  /** Largest CDP message read from Chromium (BOUNDS.browser.maxProtocolMessageBytes). */
+  maxMessageBytes?: number;
+  /** Captures per context before it is replaced. Default 50. */
+  recycleAfter?: number;
+  /** Captures per browser before it is replaced. Default 2000. */
+  browserRecycleAfter?: number;
+  /** Resident (anonymous) memory of the browser's tree above which it is replaced. 2 GiB. */
+  maxBrowserRssBytes?: number;
+  /**
+   * Pages (isolated contexts) per slot. 2 (default): a page is reset while the slot renders on
+   * another. 1: the reset is on the slot's critical path (less memory, lower throughput).
+   */
+  pagesPerSlot?: number;
+  /** Idle time after which the pool shrinks to one page. Default 5 s. */
+  idleShrinkMs?: number;
+  logger?: Logger;
+}
+
+interface Running {
+  controller: AbortController;
+  /** The page it renders on; null while it is being taken or created. */
+  page: CapturePage | null;
+}
+
+export class ChromiumRenderer implements Renderer {
+  readonly #logger: Logger | undefined;
+  readonly #concurrency: number;
+  /** Capacity: one token per capture allowed to run. */
+  readonly #queue: SlotQueue<number>;
+  /** Recent successful renders: no render starts with less deadline left than they take. */
+  readonly #renderTimes = new RenderTimes({
+    size: BOUNDS.admission.renderTimeSamples,
+    minSamples: BOUNDS.admission.minRenderTimeSamples,
+  });
+  readonly #running = new Set<Running>();
+  readonly #browsers: BrowserSupervisor;
+  readonly #pool: PagePool;
+  #captures = 0;
+  #closing: Promise<void> | null = null;
+  /** Aborted by close(): ends waits for pages and relaunch backoffs. */
+  readonly #closed = new AbortController();
+
+  constructor(executablePath: string, options: ChromiumRendererOptions) {
+    this.#logger = options.logger;
+    const settings: CaptureSettings = {
+      maxPageHeight: options.maxPageHeight ?? DEFAULT_MAX_PAGE_HEIGHT,
+      maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
+      rendererMaxMemoryBytes: options.rendererMaxMemoryBytes ?? DEFAULT_RENDERER_MAX_MEMORY_BYTES,
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.checkNavigation ? { checkNavigation: options.checkNavigation } : {}),
+      ...(options.networkQuietCapMs ? { networkQuietCapMs: options.networkQuietCapMs } : {}),
+      filterLists: createFilterLists({
+        cacheDir: join(options.dataDir, 'cache', 'filter-lists'),
+        ...(options.logger ? { logger: options.logger } : {}),
+      }),
+    };
+    this.#concurrency = Math.max(1, options.concurrency);
+    this.#browsers = new BrowserSupervisor(
+      {
+        executablePath,
+        dataDir: options.dataDir,
+        ...(options.proxyUrl ? { proxyUrl: options.proxyUrl } : {}),
+        ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
+        browserRecycleAfter: Math.max(
+          1,
+          options.browserRecycleAfter ?? DEFAULT_BROWSER_RECYCLE_AFTER,
+        ),
+        maxBrowserRssBytes: options.maxBrowserRssBytes ?? DEFAULT_MAX_BROWSER_RSS_BYTES,
+        closed: this.#closed.signal,
+        ...(options.logger ? { logger: options.logger } : {}),
+      },
+      {
+        lost: (instance, reason) => this.#lost(instance, reason),
+        replaced: () => this.#pool.dropStale(),
+        fill: () => this.#pool.prepareSpares(),
+      },
+    );
+    this.#pool = new PagePool({
+      settings,
+      concurrency: this.#concurrency,
+      pagesPerSlot: Math.max(1, options.pagesPerSlot ?? DEFAULT_PAGES_PER_SLOT),
+      recycleAfter: Math.max(1, options.recycleAfter ?? DEFAULT_RECYCLE_AFTER),
+      idleShrinkMs: Math.max(0, options.idleShrinkMs ?? DEFAULT_IDLE_SHRINK_MS),
+      browsers: this.#browsers,
+      closed: this.#closed.signal,
+      captures: { rendering: () => this.#running.size, waiting: () => this.#queue.queued },
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+    this.#queue = new SlotQueue<number>({
+      maxQueued: Math.max(0, options.queueSize),
+      minStartMs: () => this.#renderTimes.typical(),
+    });
+  }
+
+  /**
+   * Launches the browser and prepares its first page. A browser that cannot start does not
+   * fail start(): the relaunch loop keeps trying in the background, and captures meanwhile
+   * answer 503 (ready() is false).
+   */
+  async start(): Promise<void> {
+    await this.#browsers.start();
+    try {
+      await this.#pool.prepareFirstPage();
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+    for (let token = 0; token < this.#concurrency; token++) this.#queue.release(token);
+    this.#pool.scheduleShrink();
+  }
+
+  async render(options: RenderOptions, control: RenderControl): Promise<RenderResult> {
+    if (this.#closing) throw new AppError('overloaded', 'the renderer is shutting down');
+    const client = control.client ?? {
+      id: ANONYMOUS_CLIENT,
+      maxConcurrent: Number.POSITIVE_INFINITY,
+    };
+    const token = await this.#queue.acquire(control.deadline, control.signal, client);
+    const started = Date.now();
+    const controller = new AbortController();
+    const running: Running = { controller, page: null };
+    this.#running.add(running);
+    const timer = setTimeout(
+      () =>
+        controller.abort(
+          new AppError(
+            'render_timeout',
+            `render timed out while ${running.page?.phase ?? 'starting the browser'}`,
+          ),
+        ),
+      Math.max(0, control.deadline - started),
+    );
+    const onAbort = (): void => controller.abort(control.signal?.reason);
+    control.signal?.addEventListener('abort', onAbort, { once: true });
+    if (control.signal?.aborted) onAbort();
+
+    const taking = this.#pool.take(controller.signal, client.id);
+    let ok = false;
+    try {
+      running.page = await raceAbort(taking, controller.signal);
+      const output = await running.page.capture(options, controller.signal, client.id);
+      ok = true;
+      this.#captures++;
+      running.page.instance.captures++;
+      const renderMs = Date.now() - started;
+      this.#renderTimes.add(renderMs);
+      return { ...output, renderMs };
+    } catch (err) {
+      throw this.#classify(err, controller.signal, running.page);
+    } finally {
+      clearTimeout(timer);
+      control.signal?.removeEventListener('abort', onAbort);
+      this.#running.delete(running);
+      this.#queue.release(token);
+      if (running.page) {
+        void this.#pool.giveBack(running.page, ok, true);
+      } else {
+        // Aborted while taking a page: a page that still arrives was never used.
+        taking.then((late) => this.#pool.giveBack(late, true, false)).catch(noop);
+      }
+    }
+  }
+
+  stats(): { inUse: number; queued: number; restarts: number; captures: number } {
+    return {
+      inUse: this.#concurrency - this.#queue.idle,
+      queued: this.#queue.queued,
+      restarts: this.#browsers.restarts,
+      captures: this.#captures,
+    };
+  }
+
+  /** Pages (each in its own context) alive or being made, on any browser. */
+  get pages(): number {
+    return this.#pool.size;
+  }
+
+  ready(): boolean {
+    const current = this.#browsers.current;
+    return this.#closing === null && current !== null && current.connected;
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    const shuttingDown = new AppError('overloaded', 'the renderer is shutting down');
+    this.#closed.abort(shuttingDown);
+    this.#queue.rejectAll(shuttingDown);
+    for (const running of this.#running) running.controller.abort(shuttingDown);
+    await this.#browsers.launchesEnded();
+    this.#pool.clear();
+    // Closing the browsers closes every page with them.
+    await this.#browsers.retireAll();
+  }
+
+  /** A browser went away: its captures end with the 503, its idle pages close. */
+  #lost(instance: BrowserInstance, reason: AppError): void {
+    for (const running of this.#running) {
+      const page = running.page;
+      if (page?.instance === instance || (page === null && !instance.draining)) {
+        running.controller.abort(reason);
+      }
+    }
+    this.#pool.dropIdleOn(instance);
+  }
+
+  #classify(err: unknown, signal: AbortSignal, page: CapturePage | null): unknown {
+    if (signal.aborted) return signal.reason;
+    if (isAppError(err)) return err;
+    // The browser went away under this capture (or before it had a page): not the capture's
+    // fault, and not a 500 (docs/security.md, "No browser, no 500").
+    const browserGone = page
+      ? !page.instance.browser.connected
+      : !(this.#browsers.current?.connected ?? false);
+    if (browserGone) return this.#browsers.unavailable('the browser crashed; it is restarting');
+    // No page yet: the browser failed to give one (wedged, being replaced), not the target.
+    if (page === null) {
+      this.#logger?.warn({ err: String(err) }, 'no page for a capture');
+      return this.#browsers.unavailable('the browser is not answering; it is being replaced');
+    }
+    // The page replaced its own document while a capture step ran in it (a script reload,
+    // a meta refresh, a consent manager reloading after opt-out): the target's doing.
+    if (err instanceof Error && NAVIGATED.test(err.message)) {
+      return new AppError(
+        'target_error',
+        'the page navigated away while it was being captured (a reload or redirect by the page itself)',
+      );
+    }
+    this.#logger?.error({ err: String(err) }, 'render failed unexpectedly');
+    return new AppError('internal_error', 'render failed', { cause: err });
+  }
+}
+
+/**
+ * Starts the browser and prepares its first page (the others follow in the background);
+ * rejects (leaving nothing running) when Chromium cannot be found or started.
+ */
+export async function createChromiumRenderer(
+  options: ChromiumRendererOptions,
+): Promise<ChromiumRenderer> {
+  const found = findChromium(options.executablePath);
+  if (found === null) {
+    throw new Error(
+      options.executablePath
+        ? `Chromium not found at ${options.executablePath}`
+        : 'Chromium not found: set CHROME_PATH or install chromium',
+    );
+  }
+  const renderer = new ChromiumRenderer(launchableBinary(found), options);
+  await renderer.start();
+  return renderer;
+}

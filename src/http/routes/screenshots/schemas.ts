@@ -1,0 +1,79 @@
+import { type Static, Type } from 'typebox';
+import { BOUNDS } from '../../../domain/bounds.ts';
+import { listScreenshots } from '../../../domain/captures/list-screenshots.ts';
+import { type CaptureContext, imageUrl } from '../../../domain/captures/ports.ts';
+import type { ScreenshotRecord, User } from '../../../domain/store.ts';
+import { toIso } from '../../../lib/time.ts';
+import { IsoDateTime } from '../../schemas.ts';
+
+/** The capture's answer is the domain's too: an async job's result is the same answer. */
+export { CaptureAnswer } from '../../../domain/captures/capture-answer.ts';
+/** The capture request's body is built from the option modules (one per field). */
+export { CaptureRequest } from '../../../domain/captures/capture-options.ts';
+
+export const ScreenshotItem = Type.Object({
+  id: Type.Integer(),
+  url: Type.String(),
+  format: Type.String(),
+  width: Type.Integer(),
+  height: Type.Integer(),
+  full_page: Type.Boolean(),
+  quality: Type.Integer(),
+  device_scale_factor: Type.Number(),
+  image_url: Type.String(),
+  created_at: IsoDateTime,
+  expires_at: IsoDateTime,
+});
+
+export const screenshotItem = (ctx: { publicUrl: string }, r: ScreenshotRecord) => ({
+  id: r.id,
+  url: r.url,
+  format: r.format,
+  width: r.width,
+  height: r.height,
+  full_page: r.fullPage,
+  quality: r.quality,
+  device_scale_factor: r.deviceScaleFactor,
+  image_url: imageUrl(ctx, r),
+  created_at: toIso(r.createdAt),
+  expires_at: toIso(r.expiresAt),
+});
+
+/** The query of both listings (the API key's and the dashboard's): a page size and a cursor. */
+export const ListQuery = Type.Object(
+  {
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: BOUNDS.listing.maxPageSize,
+        default: BOUNDS.listing.defaultPageSize,
+      }),
+    ),
+    cursor: Type.Optional(Type.String({ maxLength: BOUNDS.listing.cursorMaxLength })),
+  },
+  { additionalProperties: false },
+);
+
+export const ScreenshotPage = Type.Object({
+  data: Type.Array(ScreenshotItem),
+  has_more: Type.Boolean(),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** One page of the account's records, newest first, as both listings answer it. */
+export async function screenshotPage(
+  ctx: CaptureContext,
+  user: User,
+  query: Static<typeof ListQuery>,
+): Promise<Static<typeof ScreenshotPage>> {
+  const page = await listScreenshots(ctx, {
+    user,
+    limit: query.limit ?? BOUNDS.listing.defaultPageSize,
+    cursor: query.cursor,
+  });
+  return {
+    data: page.items.map((r) => screenshotItem(ctx, r)),
+    has_more: page.nextCursor !== null,
+    next_cursor: page.nextCursor,
+  };
+}
