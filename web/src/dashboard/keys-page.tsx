@@ -5,6 +5,7 @@ import { CopyButton } from '../shared/copy-button.tsx';
 import { formatDate, formatDateTime, formatRelative } from '../shared/format.ts';
 import { buildRenderLink, type LinkParam } from '../shared/signed-link.ts';
 import { ConfirmDialog } from './confirm-dialog.tsx';
+import { Check, InputField, NumberField, SelectField } from './fields.tsx';
 import { Link } from './router.tsx';
 import { useSession } from './session.tsx';
 import { Notice, PageTitle, SkeletonText, useResource } from './ui.tsx';
@@ -266,8 +267,6 @@ function CreateKeyForm({
   const [name, setName] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const nameId = useId();
-  const hintId = useId();
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -293,21 +292,15 @@ function CreateKeyForm({
         Create a key
       </h2>
       <form className="inline-form" onSubmit={submit}>
-        <div className="field grow">
-          <label htmlFor={nameId}>Key name</label>
-          <input
-            id={nameId}
-            className="input"
-            value={name}
-            maxLength={100}
-            placeholder="For example: production"
-            onChange={(e) => setName(e.target.value)}
-            aria-describedby={hintId}
-          />
-          <p id={hintId} className="field-hint">
-            A name to recognise it by, such as the environment or service that uses it.
-          </p>
-        </div>
+        <InputField
+          label="Key name"
+          fieldClass="grow"
+          value={name}
+          maxLength={100}
+          placeholder="For example: production"
+          onValueChange={setName}
+          hint="A name to recognise it by, such as the environment or service that uses it."
+        />
         <button type="submit" className="btn btn-primary" disabled={busy || atLimit}>
           {busy ? 'Creating…' : 'Create key'}
         </button>
@@ -440,17 +433,7 @@ function LinkBuilder({
   keys: readonly ApiKey[];
   secrets: Readonly<Record<number, string>>;
 }) {
-  const ids = {
-    key: useId(),
-    secret: useId(),
-    url: useId(),
-    width: useId(),
-    height: useId(),
-    format: useId(),
-    hours: useId(),
-    link: useId(),
-    hint: useId(),
-  };
+  const ids = { link: useId(), hint: useId() };
   const [keyId, setKeyId] = useState<number>(keys[0]?.id ?? 0);
   const [typedSecret, setTypedSecret] = useState('');
   const [url, setUrl] = useState('https://example.com');
@@ -503,111 +486,58 @@ function LinkBuilder({
       </p>
       <form className="stack" onSubmit={build} noValidate>
         <div className="field-row">
-          <div className="field">
-            <label htmlFor={ids.key}>Key</label>
-            <select
-              id={ids.key}
-              className="input"
-              value={keyId}
-              onChange={(e) => setKeyId(Number(e.target.value))}
-            >
-              {keys.map((k) => (
-                <option key={k.id} value={k.id}>
-                  {k.name || 'Unnamed'} ({k.prefix}…)
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field grow">
-            <label htmlFor={ids.secret}>Signing secret</label>
-            <input
-              id={ids.secret}
-              className="input input-mono"
-              type="password"
-              autoComplete="off"
-              spellCheck={false}
-              value={typedSecret}
-              placeholder={known ? 'Known from this session' : 'sig_live_…'}
-              onChange={(e) => setTypedSecret(e.target.value)}
-              aria-describedby={ids.hint}
-            />
-          </div>
+          <SelectField label="Key" value={keyId} onValueChange={(value) => setKeyId(Number(value))}>
+            {keys.map((k) => (
+              <option key={k.id} value={k.id}>
+                {k.name || 'Unnamed'} ({k.prefix}…)
+              </option>
+            ))}
+          </SelectField>
+          <InputField
+            label="Signing secret"
+            fieldClass="grow"
+            mono
+            type="password"
+            autoComplete="off"
+            spellCheck={false}
+            value={typedSecret}
+            placeholder={known ? 'Known from this session' : 'sig_live_…'}
+            onValueChange={setTypedSecret}
+            describedBy={ids.hint}
+          />
         </div>
         <p id={ids.hint} className="field-hint">
           Used in this page only, never sent. Lost it? Replace it with “New signing secret”.
         </p>
-        <div className="field">
-          <label htmlFor={ids.url}>Page URL</label>
-          <input
-            id={ids.url}
-            className="input"
-            type="text"
-            inputMode="url"
-            spellCheck={false}
-            value={url}
-            onChange={(e) => setUrl(e.target.value)}
+        <InputField
+          label="Page URL"
+          type="text"
+          inputMode="url"
+          spellCheck={false}
+          value={url}
+          onValueChange={setUrl}
+        />
+        <div className="field-row">
+          <SelectField label="Format" value={format} onValueChange={setFormat}>
+            {['png', 'jpeg', 'webp'].map((f) => (
+              <option key={f} value={f}>
+                {f.toUpperCase()}
+              </option>
+            ))}
+          </SelectField>
+          <NumberField label="Width" value={width} onNumberChange={setWidth} />
+          <NumberField label="Height" value={height} onNumberChange={setHeight} />
+          <NumberField
+            label="Valid for (hours)"
+            max={MAX_LINK_HOURS}
+            value={hours}
+            onNumberChange={setHours}
           />
         </div>
-        <div className="field-row">
-          <div className="field">
-            <label htmlFor={ids.format}>Format</label>
-            <select
-              id={ids.format}
-              className="input"
-              value={format}
-              onChange={(e) => setFormat(e.target.value)}
-            >
-              {['png', 'jpeg', 'webp'].map((f) => (
-                <option key={f} value={f}>
-                  {f.toUpperCase()}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor={ids.width}>Width</label>
-            <input
-              id={ids.width}
-              className="input"
-              type="number"
-              min={1}
-              value={width}
-              onChange={(e) => setWidth(Number(e.target.value) || 1)}
-            />
-          </div>
-          <div className="field">
-            <label htmlFor={ids.height}>Height</label>
-            <input
-              id={ids.height}
-              className="input"
-              type="number"
-              min={1}
-              value={height}
-              onChange={(e) => setHeight(Number(e.target.value) || 1)}
-            />
-          </div>
-          <div className="field">
-            <label htmlFor={ids.hours}>Valid for (hours)</label>
-            <input
-              id={ids.hours}
-              className="input"
-              type="number"
-              min={1}
-              max={MAX_LINK_HOURS}
-              value={hours}
-              onChange={(e) => setHours(Number(e.target.value) || 1)}
-            />
-          </div>
-        </div>
         <div className="checks">
-          <label className="check">
-            <input
-              type="checkbox"
-              checked={fullPage}
-              onChange={(e) => setFullPage(e.target.checked)}
-            />
+          <Check checked={fullPage} onCheckedChange={setFullPage}>
             Full page
-          </label>
+          </Check>
         </div>
         <button type="submit" className="btn btn-primary">
           Build link

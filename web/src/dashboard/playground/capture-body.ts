@@ -1,0 +1,195 @@
+/**
+ * The playground's request, without React: the form's options, the defaults it starts from,
+ * the JSON body they make (only what differs from the API's defaults) and the same request
+ * as a curl command.
+ */
+import { apiOrigin } from '../../shared/api.ts';
+import { normalizeUrl } from '../../shared/format.ts';
+
+/** The form's state, one entry a control, as typed (turned into the API's fields by captureBody). */
+export interface Options {
+  url: string;
+  format: string;
+  width: number;
+  height: number;
+  fullPage: boolean;
+  fresh: boolean;
+  scale: number;
+  /** Empty: the service's default. */
+  userAgent: string;
+  locale: string;
+  timezone: string;
+  print: boolean;
+  styles: string;
+  scripts: string;
+  click: string;
+  scrollIntoView: string;
+  failOnHttpError: boolean;
+  /** Seconds; the API's default is 900. */
+  cacheTtl: number;
+  /** "x, y, width, height" in CSS px; anything else leaves clip out. */
+  clip: string;
+  /** One URL pattern per line. */
+  blockRequests: string;
+  blockResources: string[];
+  /** One "Name: value" per line. */
+  headers: string;
+  /** One "name=value" per line. */
+  cookies: string;
+  authUser: string;
+  authPassword: string;
+  blockAds: boolean;
+  blockTrackers: boolean;
+  blockCookieBanners: boolean;
+  /** A preset name; empty: none. With one, width, height and scale are the preset's. */
+  device: string;
+  mobile: boolean;
+  hasTouch: boolean;
+  landscape: boolean;
+  metadata: boolean;
+  pdfPaper: string;
+  pdfLandscape: boolean;
+  pdfSinglePage: boolean;
+}
+
+/** What the form shows before anyone changes it: the API's defaults. */
+export const DEFAULT_OPTIONS: Options = {
+  url: 'https://example.com',
+  format: 'png',
+  width: 1280,
+  height: 800,
+  fullPage: false,
+  fresh: false,
+  scale: 1,
+  userAgent: '',
+  locale: '',
+  timezone: '',
+  print: false,
+  styles: '',
+  scripts: '',
+  click: '',
+  scrollIntoView: '',
+  failOnHttpError: false,
+  cacheTtl: 900,
+  clip: '',
+  blockRequests: '',
+  blockResources: [],
+  headers: '',
+  cookies: '',
+  authUser: '',
+  authPassword: '',
+  blockAds: false,
+  blockTrackers: false,
+  blockCookieBanners: false,
+  device: '',
+  mobile: false,
+  hasTouch: false,
+  landscape: false,
+  metadata: false,
+  pdfPaper: 'a4',
+  pdfLandscape: false,
+  pdfSinglePage: false,
+};
+
+/** The request kinds `block_resources` names, in the API's order. */
+export const RESOURCE_KINDS = [
+  'image',
+  'media',
+  'font',
+  'stylesheet',
+  'script',
+  'xhr',
+  'fetch',
+  'websocket',
+  'other',
+] as const;
+
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+/** "Name: value" lines as the API's headers object (lines without a colon are left out). */
+export function parseHeaders(text: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const line of lines(text)) {
+    const colon = line.indexOf(':');
+    if (colon > 0) headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/** "name=value" lines as the API's cookies (lines without "=" are left out). */
+export function parseCookies(text: string): { name: string; value: string }[] {
+  return lines(text).flatMap((line) => {
+    const eq = line.indexOf('=');
+    return eq > 0 ? [{ name: line.slice(0, eq).trim(), value: line.slice(eq + 1).trim() }] : [];
+  });
+}
+
+/** "x, y, width, height" as the API's clip, or null. */
+export function parseClip(
+  text: string,
+): { x: number; y: number; width: number; height: number } | null {
+  const parts = text.split(',').map((p) => p.trim());
+  if (parts.length !== 4 || parts.some((p) => p === '')) return null;
+  const [x, y, width, height] = parts.map(Number) as [number, number, number, number];
+  if (![x, y, width, height].every(Number.isFinite) || x < 0 || y < 0 || width < 1 || height < 1) {
+    return null;
+  }
+  return { x, y, width, height };
+}
+
+/** The JSON body for the options, leaving out what equals the API's defaults. */
+export function captureBody(o: Options): Record<string, unknown> {
+  return {
+    url: normalizeUrl(o.url) || 'https://example.com',
+    format: o.format,
+    ...(o.device ? { device: o.device } : { width: o.width, height: o.height }),
+    ...(o.fullPage && o.format !== 'pdf' ? { full_page: true } : {}),
+    ...(o.fresh ? { fresh: true } : {}),
+    ...(o.scale !== 1 && !o.device ? { device_scale_factor: o.scale } : {}),
+    ...(o.userAgent.trim() ? { user_agent: o.userAgent.trim() } : {}),
+    ...(o.locale.trim() ? { locale: o.locale.trim() } : {}),
+    ...(o.timezone.trim() ? { timezone: o.timezone.trim() } : {}),
+    ...(o.print ? { media_type: 'print' } : {}),
+    ...(o.styles.trim() ? { styles: o.styles } : {}),
+    ...(o.scripts.trim() ? { scripts: o.scripts } : {}),
+    ...(o.click.trim() ? { click: o.click.trim() } : {}),
+    ...(o.scrollIntoView.trim() ? { scroll_into_view: o.scrollIntoView.trim() } : {}),
+    ...(o.failOnHttpError ? { fail_on_http_error: true } : {}),
+    ...(o.cacheTtl !== 900 ? { cache_ttl: o.cacheTtl } : {}),
+    ...(!o.fullPage && o.format !== 'pdf' && parseClip(o.clip) ? { clip: parseClip(o.clip) } : {}),
+    ...(lines(o.blockRequests).length > 0 ? { block_requests: lines(o.blockRequests) } : {}),
+    ...(o.blockResources.length > 0 ? { block_resources: o.blockResources } : {}),
+    ...(Object.keys(parseHeaders(o.headers)).length > 0
+      ? { headers: parseHeaders(o.headers) }
+      : {}),
+    ...(parseCookies(o.cookies).length > 0 ? { cookies: parseCookies(o.cookies) } : {}),
+    ...(o.authUser.trim()
+      ? { http_auth: { username: o.authUser.trim(), password: o.authPassword } }
+      : {}),
+    ...(o.blockAds ? { block_ads: true } : {}),
+    ...(o.blockTrackers ? { block_trackers: true } : {}),
+    ...(o.blockCookieBanners ? { block_cookie_banners: true } : {}),
+    ...(o.mobile ? { mobile: true } : {}),
+    ...(o.hasTouch ? { has_touch: true } : {}),
+    ...(o.landscape ? { landscape: true } : {}),
+    ...(o.metadata ? { metadata: true } : {}),
+    ...(o.format === 'pdf' && o.pdfPaper !== 'a4' ? { pdf_paper: o.pdfPaper } : {}),
+    ...(o.format === 'pdf' && o.pdfLandscape ? { pdf_landscape: true } : {}),
+    ...(o.format === 'pdf' && o.pdfSinglePage ? { pdf_single_page: true } : {}),
+  };
+}
+
+const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+export function curlCommand(body: Record<string, unknown>, key: string): string {
+  return [
+    `curl -X POST ${apiOrigin()}/v1/screenshots \\`,
+    `  -H "X-API-Key: ${key}" \\`,
+    '  -H "Content-Type: application/json" \\',
+    `  -d ${shellQuote(JSON.stringify(body, null, 2).replaceAll('\n', '\n  '))}`,
+  ].join('\n');
+}

@@ -1,0 +1,223 @@
+import type { Device } from '../../shared/devices.ts';
+import { Check, InputField, SelectField, TextAreaField } from '../fields.tsx';
+import { RESOURCE_KINDS } from './capture-body.ts';
+import type { OptionsForm } from './use-playground.ts';
+
+/**
+ * The folded sections of the request form, one per group of docs/options.md: the device,
+ * the page's context, actions on the page, and its requests. Closed, they send nothing.
+ */
+
+export function DeviceSection({
+  form: { text, flag },
+  devices,
+}: {
+  form: OptionsForm;
+  devices: readonly Device[];
+}) {
+  return (
+    <details className="stack">
+      <summary>Device</summary>
+      <SelectField
+        label="Device preset"
+        {...text('device')}
+        hint={
+          <>
+            A preset sets the viewport, scale, touch and user agent; width, height and scale above
+            are then not sent.
+          </>
+        }
+      >
+        <option value="">None (width and height above)</option>
+        {devices.map((d) => (
+          <option key={d.name} value={d.name}>
+            {d.label}
+          </option>
+        ))}
+      </SelectField>
+      <div className="checks">
+        <Check {...flag('mobile')}>Mobile</Check>
+        <Check {...flag('hasTouch')}>Touch</Check>
+        <Check {...flag('landscape')}>Landscape</Check>
+      </div>
+    </details>
+  );
+}
+
+export function PageContextSection({ form: { text, flag } }: { form: OptionsForm }) {
+  return (
+    <details className="stack">
+      <summary>Page context</summary>
+      <InputField
+        label="User agent"
+        mono
+        type="text"
+        spellCheck={false}
+        maxLength={512}
+        placeholder="Chromium's own"
+        {...text('userAgent')}
+      />
+      <div className="field-row">
+        <InputField
+          label="Locale"
+          type="text"
+          spellCheck={false}
+          maxLength={35}
+          placeholder="en-US"
+          {...text('locale')}
+        />
+        <InputField
+          label="Time zone"
+          type="text"
+          spellCheck={false}
+          maxLength={64}
+          placeholder="UTC"
+          {...text('timezone')}
+        />
+      </div>
+      <Check {...flag('print')}>Print style sheets (media type print)</Check>
+    </details>
+  );
+}
+
+export function PageActionsSection({ form: { options, set, text, flag } }: { form: OptionsForm }) {
+  return (
+    <details className="stack">
+      <summary>Page actions</summary>
+      <TextAreaField
+        label="CSS to add"
+        mono
+        rows={3}
+        spellCheck={false}
+        maxLength={32768}
+        {...text('styles')}
+      />
+      <TextAreaField
+        label="JavaScript to run"
+        mono
+        rows={3}
+        spellCheck={false}
+        maxLength={32768}
+        {...text('scripts')}
+      />
+      <div className="field-row">
+        <InputField
+          label="Click (selector)"
+          mono
+          type="text"
+          spellCheck={false}
+          maxLength={500}
+          {...text('click')}
+        />
+        <InputField
+          label="Scroll to (selector)"
+          mono
+          type="text"
+          spellCheck={false}
+          maxLength={500}
+          {...text('scrollIntoView')}
+        />
+      </div>
+      <Check {...flag('failOnHttpError')}>Fail when the page answers 4xx or 5xx</Check>
+      <InputField
+        label="Clip region (x, y, w, h)"
+        mono
+        type="text"
+        spellCheck={false}
+        placeholder="0, 0, 800, 600"
+        {...text('clip')}
+        hint={
+          <>Left, top, width and height in CSS pixels of the page; not with a full-page capture.</>
+        }
+      />
+      <Check {...flag('metadata')}>
+        Page metadata in the answer (title, description, Open Graph)
+      </Check>
+      <InputField
+        label="Cache TTL (seconds)"
+        fieldClass="field-narrow"
+        type="number"
+        min={0}
+        max={86400}
+        value={options.cacheTtl}
+        onValueChange={(v) =>
+          set('cacheTtl', Math.min(86400, Math.max(0, Math.trunc(Number(v) || 0))))
+        }
+      />
+    </details>
+  );
+}
+
+export function RequestsSection({ form: { options, set, text, flag } }: { form: OptionsForm }) {
+  return (
+    <details className="stack">
+      <summary>Requests</summary>
+      <div className="checks">
+        <Check {...flag('blockAds')}>Block ads</Check>
+        <Check {...flag('blockTrackers')}>Block trackers</Check>
+        <Check {...flag('blockCookieBanners')}>Dismiss cookie banners</Check>
+      </div>
+      <TextAreaField
+        label="Block URLs (one pattern per line)"
+        mono
+        rows={2}
+        spellCheck={false}
+        placeholder="*://ads.example.com/*"
+        {...text('blockRequests')}
+      />
+      <fieldset className="stack">
+        <legend>Block kinds of request</legend>
+        <div className="checks">
+          {RESOURCE_KINDS.map((kind) => (
+            <Check
+              key={kind}
+              checked={options.blockResources.includes(kind)}
+              onCheckedChange={(checked) =>
+                set(
+                  'blockResources',
+                  RESOURCE_KINDS.filter((k) =>
+                    k === kind ? checked : options.blockResources.includes(k),
+                  ),
+                )
+              }
+            >
+              {kind}
+            </Check>
+          ))}
+        </div>
+      </fieldset>
+      <TextAreaField
+        label="Headers (Name: value per line)"
+        mono
+        rows={2}
+        spellCheck={false}
+        placeholder="X-Preview: 1"
+        {...text('headers')}
+      />
+      <TextAreaField
+        label="Cookies (name=value per line)"
+        mono
+        rows={2}
+        spellCheck={false}
+        {...text('cookies')}
+      />
+      <div className="field-row">
+        <InputField
+          label="HTTP auth user"
+          type="text"
+          autoComplete="off"
+          spellCheck={false}
+          maxLength={256}
+          {...text('authUser')}
+        />
+        <InputField
+          label="HTTP auth password"
+          type="password"
+          autoComplete="off"
+          maxLength={256}
+          {...text('authPassword')}
+        />
+      </div>
+    </details>
+  );
+}

@@ -1,0 +1,121 @@
+import { type FormEvent, type ReactNode, useId } from 'react';
+import { formatNumber } from '../../shared/format.ts';
+import type { Plan } from '../../shared/plans.ts';
+import { Check, InputField, NumberField, SelectField } from '../fields.tsx';
+import { SkeletonText } from '../ui.tsx';
+import type { OptionsForm } from './use-playground.ts';
+
+const FORMATS = ['png', 'jpeg', 'webp', 'pdf'];
+const PDF_PAPERS = ['a4', 'letter', 'legal', 'a3', 'tabloid'];
+
+/** "A4", "Letter": the paper names as printed on the box. */
+const paperName = (p: string) =>
+  p === 'a4' || p === 'a3' ? p.toUpperCase() : p[0]?.toUpperCase() + p.slice(1);
+
+/**
+ * The request form: the key, the options every capture has (URL, format, size, full page),
+ * then the rarer ones in the folded sections (`children`). Choices the plan does not allow are
+ * shown disabled or left out, as the API would refuse them.
+ */
+export function RequestForm({
+  form: { options, set, text, flag },
+  plan,
+  pro,
+  busy,
+  onSubmit,
+  keyField,
+  children,
+}: {
+  form: OptionsForm;
+  /** The account's plan, once loaded. */
+  plan: Plan | undefined;
+  pro: boolean;
+  busy: boolean;
+  onSubmit(event: FormEvent): void;
+  keyField: ReactNode;
+  children: ReactNode;
+}) {
+  const sizeHint = useId();
+  return (
+    <form className="stack" onSubmit={onSubmit} noValidate>
+      {keyField}
+      <InputField
+        label="Page URL"
+        type="text"
+        inputMode="url"
+        spellCheck={false}
+        {...text('url')}
+      />
+      <div className="field-row">
+        <SelectField label="Format" {...text('format')}>
+          {FORMATS.map((f) => (
+            <option key={f} value={f} disabled={plan ? !plan.formats.includes(f) : false}>
+              {f.toUpperCase()}
+              {plan && !plan.formats.includes(f) ? ' (Pro)' : ''}
+            </option>
+          ))}
+        </SelectField>
+        <NumberField
+          label="Width"
+          max={plan?.max_width}
+          value={options.width}
+          onNumberChange={(n) => set('width', n)}
+          describedBy={sizeHint}
+        />
+        <NumberField
+          label="Height"
+          max={plan?.max_height}
+          value={options.height}
+          onNumberChange={(n) => set('height', n)}
+          describedBy={sizeHint}
+        />
+      </div>
+      <p id={sizeHint} className="field-hint">
+        CSS pixels, up to{' '}
+        {plan ? (
+          `${formatNumber(plan.max_width)}×${formatNumber(plan.max_height)}`
+        ) : (
+          <SkeletonText width={11} />
+        )}{' '}
+        on your plan; larger values are capped.
+      </p>
+      {options.format === 'pdf' && (
+        <div className="field-row">
+          <SelectField label="PDF paper" {...text('pdfPaper')}>
+            {PDF_PAPERS.map((p) => (
+              <option key={p} value={p}>
+                {paperName(p)}
+              </option>
+            ))}
+          </SelectField>
+          <div className="checks">
+            <Check {...flag('pdfLandscape')}>PDF landscape</Check>
+            <Check {...flag('pdfSinglePage')}>One PDF page as tall as the content</Check>
+          </div>
+        </div>
+      )}
+      <div className="checks">
+        <Check {...flag('fullPage')}>Full page</Check>
+        {pro && <Check {...flag('fresh')}>Fresh render (skip the cache)</Check>}
+      </div>
+      {pro && (
+        <SelectField
+          label="Device scale"
+          fieldClass="field-narrow"
+          value={options.scale}
+          onValueChange={(v) => set('scale', Number(v))}
+        >
+          {[1, 2, 3].map((s) => (
+            <option key={s} value={s}>
+              {s}×
+            </option>
+          ))}
+        </SelectField>
+      )}
+      {children}
+      <button type="submit" className="btn btn-primary" disabled={busy}>
+        {busy ? 'Capturing…' : 'Run capture'}
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,111 @@
+import type { CaptureResult } from '../../api/types.ts';
+import { formatDateTime, formatNumber, shortUrl } from '../../shared/format.ts';
+import { Notice } from '../ui.tsx';
+import type { CaptureAnswer } from './use-playground.ts';
+
+/**
+ * The capture's answer: the image, the facts about it (source, quota, rate limit, retention)
+ * and the response body; the previous answer stays, dimmed, while the next one runs.
+ */
+export function ResultCard({
+  busy,
+  error,
+  result,
+}: {
+  busy: boolean;
+  error: string | null;
+  result: CaptureAnswer | null;
+}) {
+  return (
+    <section className="card" aria-labelledby="pg-result" aria-busy={busy}>
+      <h2 id="pg-result" className="card-title">
+        Result
+      </h2>
+      <div role="status" className="visually-hidden">
+        {busy ? 'Capturing…' : result ? 'Capture finished.' : ''}
+      </div>
+      {error && <Notice tone="error">{error}</Notice>}
+      {result ? (
+        <CaptureOutcome result={result.body} headers={result.headers} stale={busy} />
+      ) : (
+        <div className="result-placeholder">
+          {busy ? (
+            <span className="spinner" aria-hidden="true" />
+          ) : (
+            'Run a capture to see the image here.'
+          )}
+        </div>
+      )}
+    </section>
+  );
+}
+
+function CaptureOutcome({
+  result,
+  headers,
+  stale,
+}: {
+  result: CaptureResult;
+  headers: Headers;
+  stale: boolean;
+}) {
+  const renderMs = headers.get('X-Render-Time-Ms');
+  const remaining = headers.get('X-RateLimit-Remaining');
+  return (
+    <>
+      <a href={result.image_url} target="_blank" rel="noreferrer" className="result-image">
+        <img
+          src={result.image_url}
+          alt={`Capture result, ${result.width}×${result.height} ${result.format.toUpperCase()}`}
+          width={result.width}
+          height={result.height}
+          className={stale ? 'is-stale' : undefined}
+        />
+      </a>
+      <dl className="facts">
+        <div>
+          <dt>Image</dt>
+          <dd>
+            {result.format.toUpperCase()}, {result.width}×{result.height}
+            {result.truncated ? ' (cut at the height limit)' : ''}
+          </dd>
+        </div>
+        <div>
+          <dt>Source</dt>
+          <dd>
+            {result.cached ? 'From the cache' : 'Rendered'}
+            {renderMs && !result.cached ? ` in ${(Number(renderMs) / 1000).toFixed(1)} s` : ''}
+          </dd>
+        </div>
+        <div>
+          <dt>Quota</dt>
+          <dd>
+            {formatNumber(result.quota.used)} of {formatNumber(result.quota.limit)} used this month
+          </dd>
+        </div>
+        {remaining !== null && (
+          <div>
+            <dt>Rate limit</dt>
+            <dd>{remaining} left this minute</dd>
+          </div>
+        )}
+        <div>
+          <dt>Kept until</dt>
+          <dd>{formatDateTime(result.expires_at)}</dd>
+        </div>
+      </dl>
+      <details>
+        <summary>Response body</summary>
+        <pre className="code">
+          <code>{JSON.stringify(result, null, 2)}</code>
+        </pre>
+      </details>
+      <p className="muted small break">
+        Image URL:{' '}
+        <a href={result.image_url} target="_blank" rel="noreferrer">
+          {shortUrl(result.image_url)}
+        </a>
+      </p>
+    </>
+  );
+}
