@@ -320,7 +320,7 @@ const PARTS: Part[] = [
         targets: r.targets.map((t) => ({
           name: t.name,
           value: fmt(t.value, 2),
-          threshold: `>= ${t.threshold}`,
+          threshold: `${t.atMost ? '<=' : '>='} ${t.threshold}`,
           met: t.met,
         })),
         failures:
