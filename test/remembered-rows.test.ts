@@ -79,6 +79,7 @@ describe('remembered rows [sqlite]', () => {
       quality: 80,
       deviceScaleFactor: 1,
       truncated: false,
+      warnings: [],
       listable: false,
       cacheKey,
       targetStatus: 200,

@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  capture_rejected: 422,
   payload_too_large: 413,
   rate_limited: 429,
   internal_error: 500,

@@ -1,5 +1,6 @@
 import type { BillingState, SubscriptionStatus } from './billing/subscription-state.ts';
 import type { PageMetadata } from './captures/renderer.ts';
+import type { CaptureWarning } from './captures/warnings.ts';
 import type { PlanName } from './plans.ts';
 
 /**
@@ -192,6 +193,8 @@ export interface ScreenshotRecord {
   quality: number;
   deviceScaleFactor: number;
   truncated: boolean;
+  /** What may be wrong with the image (captures/warnings.ts); a cache hit answers them too. */
+  warnings: CaptureWarning[];
   listable: boolean;
   /** Hash of everything that changes the image, scoped to the account; null = not cacheable. */
   cacheKey: string | null;

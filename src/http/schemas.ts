@@ -1,5 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { BOUNDS } from '../domain/bounds.ts';
+import { MAX_PENDING_NAMED, RENDER_PHASES, type RenderPhase } from '../domain/captures/renderer.ts';
+import { CaptureWarning } from '../domain/captures/warnings.ts';
 
 /** Shared request and response shapes. Every route lists every status it can answer. */
 export const ErrorBody = Type.Object(
@@ -38,6 +40,44 @@ export const QuotaBody = Type.Object(
   { description: 'Monthly quota exhausted.' },
 );
 
+/** The render deadline's 504 (docs/errors.md): where the capture was, and what was loading. */
+export const TimeoutBody = Type.Object(
+  {
+    error: Type.String({ description: 'A message naming the phase and the pending requests.' }),
+    code: Type.Literal('render_timeout'),
+    phase: Type.Optional(
+      Type.Unsafe<RenderPhase>(
+        Type.String({
+          enum: [...RENDER_PHASES],
+          description:
+            'Where the capture was when its deadline passed: queue (a render slot), browser, ' +
+            "navigation (the target's main document had not answered), load (the wait_until " +
+            'event), network (the network going quiet), selector (wait_for_selector), delay, ' +
+            'actions (styles, scripts, click, banners), settle, capture (the image itself). ' +
+            'Absent when the capture waited for the same render on another node.',
+        }),
+      ),
+    ),
+    pending_requests: Type.Optional(
+      Type.Array(Type.String(), {
+        maxItems: MAX_PENDING_NAMED,
+        description: `Up to ${MAX_PENDING_NAMED} requests still loading, as origin and path (never the query).`,
+      }),
+    ),
+  },
+  { description: 'Render deadline passed.' },
+);
+
+/** `fail_on` met (docs/errors.md): the warnings it named. */
+export const RejectedBody = Type.Object(
+  {
+    error: Type.String({ description: 'A message naming the warnings.' }),
+    code: Type.Literal('capture_rejected'),
+    warnings: Type.Array(CaptureWarning, { description: 'The warnings `fail_on` named.' }),
+  },
+  { description: 'A warning named in fail_on was found; nothing stored, no quota spent.' },
+);
+
 export const SuccessBody = Type.Object({ success: Type.Boolean(), message: Type.String() });
 
 const ref = (description: string) =>
@@ -54,11 +94,12 @@ export const errors = {
   404: ref('Not found.'),
   409: ref('Conflict.'),
   413: tooLarge(BOUNDS.http.bodyBytes),
+  422: RejectedBody,
   429: RateLimitBody,
   500: ref('Unexpected server error.'),
   502: ref('The target could not be reached.'),
   503: ref('Temporarily unavailable; retry after Retry-After seconds.'),
-  504: ref('Render deadline passed.'),
+  504: TimeoutBody,
 } as const;
 
 /** Picks error responses for a route's schema. */

@@ -98,9 +98,11 @@ describeEachDatabase('capture API', (db) => {
       'height',
       'image_url',
       'quota',
+      'warnings',
       'width',
     ]);
     assert.equal(body.cached, false);
+    assert.deepEqual(body.warnings, []);
     assert.deepEqual(body.quota, { used: 1, limit: 100 });
     assert.deepEqual([body.format, body.width, body.height], ['png', 800, 600]);
     const expires = Date.parse(body.expires_at);

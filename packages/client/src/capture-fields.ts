@@ -28,6 +28,7 @@ export const CAPTURE_FIELDS = {
   click: { type: 'string', help: 'An element clicked once the page has loaded (after `scripts`).' },
   scroll_into_view: { type: 'string', help: 'An element scrolled to the top of the viewport before a viewport capture.' },
   fail_on_http_error: { type: 'boolean', help: 'A target that answers 4xx or 5xx ends in 502 target_error (no quota spent) instead of being captured.' },
+  fail_on: { type: 'array', help: 'One of blank_image, not_at_rest, requests_pending, fonts_not_loaded, truncated, banner_remaining. Warnings that reject the capture (422 capture_rejected, no quota spent) instead of answering 201 with them: any of blank_image, not_at_rest, requests_pending, fonts_not_loaded, truncated, banner_remaining.' },
   cache_ttl: { type: 'integer', help: 'Seconds a result may be served from the cache: 0 (never) to 86400; default 900.' },
   clip: { type: 'object', help: 'A region of the page, in CSS px of the page (not of the viewport), captured alone.' },
   block_requests: { type: 'array', help: 'URL patterns whose requests the page does not make.' },

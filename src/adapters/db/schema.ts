@@ -141,6 +141,8 @@ export interface ScreenshotsTable {
   target_status: number | null;
   /** PageMetadata as JSON; null without `metadata`. */
   metadata: string | null;
+  /** CaptureWarning[] as JSON; null on records made before warnings existed (none). */
+  warnings: string | null;
   created_at: Millis;
   expires_at: Millis;
 }

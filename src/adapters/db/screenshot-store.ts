@@ -6,6 +6,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { PageMetadata } from '../../domain/captures/renderer.ts';
+import type { CaptureWarning } from '../../domain/captures/warnings.ts';
 import type { ScreenshotRecord, ScreenshotStore } from '../../domain/store.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import type { DialectName } from './connect.ts';
@@ -32,6 +33,7 @@ const toScreenshot = (row: Selectable<ScreenshotsTable>): ScreenshotRecord => ({
   cacheKey: row.cache_key,
   targetStatus: row.target_status,
   metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as PageMetadata),
+  warnings: row.warnings === null ? [] : (JSON.parse(row.warnings) as CaptureWarning[]),
   createdAt: row.created_at,
   expiresAt: row.expires_at,
 });
@@ -76,7 +78,8 @@ function lookupChars({ record }: CachedLookupResult): number {
   const text = m
     ? [m.title, m.description, m.final_url, m.og.title, m.og.description, m.og.image, m.icon_url]
     : [];
-  return 256 + record.url.length + text.reduce((n, t) => n + (t?.length ?? 0), 0);
+  const warned = record.warnings.reduce((n, w) => n + 32 + w.message.length, 0);
+  return 256 + record.url.length + warned + text.reduce((n, t) => n + (t?.length ?? 0), 0);
 }
 
 /** Cache lookups a SQLite node remembers, and the characters of their records' text. */
@@ -142,6 +145,7 @@ export function screenshotStore(
           cache_key: r.cacheKey,
           target_status: r.targetStatus,
           metadata: r.metadata === null ? null : JSON.stringify(r.metadata),
+          warnings: r.warnings.length === 0 ? null : JSON.stringify(r.warnings),
           created_at: r.createdAt,
           expires_at: r.expiresAt,
         })

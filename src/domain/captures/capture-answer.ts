@@ -2,6 +2,7 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { toIso } from '../../lib/time.ts';
 import { imageUrl } from './ports.ts';
 import type { CaptureOutcome } from './run-capture.ts';
+import { CaptureWarning } from './warnings.ts';
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -27,6 +28,11 @@ export const CaptureAnswer = Type.Object({
   truncated: Type.Optional(
     Type.Boolean({ description: 'Full-page image cut at the height limit.' }),
   ),
+  warnings: Type.Array(CaptureWarning, {
+    description:
+      'What may be wrong with the image, empty when nothing is suspect (docs/api.md, ' +
+      '"Warnings"); `fail_on` turns chosen codes into a 422 instead.',
+  }),
   metadata: Type.Optional(
     Type.Object(
       {
@@ -66,6 +72,7 @@ export function captureAnswer(
     // Said on every full-page capture, and on any other image that was cut (an element
     // taller or wider than the limits).
     ...(record.fullPage || record.truncated ? { truncated: record.truncated } : {}),
+    warnings: record.warnings,
     ...(record.metadata !== null ? { metadata: record.metadata } : {}),
   };
 }

@@ -59,6 +59,7 @@ test('a bare request resolves every render option to its default', () => {
       click: null,
       scrollIntoView: null,
       failOnHttpError: false,
+      failOn: [],
       clip: null,
       blockRequests: [],
       blockResources: [],

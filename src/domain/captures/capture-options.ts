@@ -22,6 +22,7 @@ import type {
 import { delay } from './options/delay.ts';
 import { device } from './options/device.ts';
 import { deviceScaleFactor } from './options/device-scale-factor.ts';
+import { failOn } from './options/fail-on.ts';
 import { failOnHttpError } from './options/fail-on-http-error.ts';
 import { format } from './options/format.ts';
 import { fresh } from './options/fresh.ts';
@@ -96,6 +97,7 @@ export const CAPTURE_OPTIONS = [
   click,
   scrollIntoView,
   failOnHttpError,
+  failOn,
   cacheTtl,
   clip,
   blockRequests,

@@ -1,14 +1,18 @@
 import { randomToken } from '../../lib/crypto.ts';
 import { HOUR_MS } from '../../lib/time.ts';
+import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import { FORMATS } from './formats.ts';
 import type { CaptureContext } from './ports.ts';
 import type { RenderClient, RenderOptions } from './renderer.ts';
+import { rejectionMessage } from './warnings.ts';
 
 /**
  * Renders, stores the image under an unguessable token (128 random bits), then records it.
  * Nothing is left behind on failure: an image whose record could not be written is deleted.
+ * A render with a warning its `failOn` names is a 422 `capture_rejected` before anything is
+ * stored (the caller gives its unit back, as for any failure).
  */
 export async function renderAndStore(
   ctx: CaptureContext,
@@ -28,6 +32,13 @@ export async function renderAndStore(
     signal: options.signal,
     client: options.client,
   });
+  const rejected = result.warnings.filter((w) => options.render.failOn.includes(w.code));
+  if (rejected.length > 0) {
+    throw new AppError('capture_rejected', rejectionMessage(rejected), {
+      body: { warnings: rejected },
+      exposeCode: true,
+    });
+  }
   const now = ctx.clock();
   const expiresAt = now + options.plan.retention_hours * HOUR_MS;
   const token = randomToken(16);
@@ -52,6 +63,7 @@ export async function renderAndStore(
       quality: options.render.quality,
       deviceScaleFactor: options.render.deviceScaleFactor,
       truncated: result.truncated,
+      warnings: result.warnings,
       listable: options.plan.listable,
       cacheKey: options.cacheKey,
       targetStatus: result.targetStatus,

@@ -4,6 +4,7 @@
  * benchmarks may stand in their own.
  */
 import type { ImageFormat } from './formats.ts';
+import type { CaptureWarning, WarningCode } from './warnings.ts';
 
 /** What a capture produces: an image, or (`pdf`) a document; formats.ts is their table. */
 export type { ImageFormat };
@@ -57,6 +58,8 @@ export interface RenderOptions {
   scrollIntoView: string | null;
   /** A 4xx or 5xx answer of the target ends the capture (target_error). */
   failOnHttpError: boolean;
+  /** Warnings that end the capture (422 capture_rejected) instead of being answered. */
+  failOn: readonly WarningCode[];
   /** A region of the page (CSS px of the document) captured alone; null: none. */
   clip: ClipRect | null;
   /** URL patterns (`*`: any characters; matched against the whole URL) not requested. */
@@ -150,6 +153,8 @@ export interface RenderResult {
   width: number;
   height: number;
   truncated: boolean;
+  /** What may be wrong with it (warnings.ts); none of the options' `failOn`. */
+  warnings: CaptureWarning[];
   targetStatus: number | null;
   /** null unless `metadata` was asked for. */
   metadata: PageMetadata | null;
@@ -177,6 +182,40 @@ export interface RenderControl {
    * with no limit (tests and benchmarks); the service always sets it.
    */
   client?: RenderClient;
+}
+
+/**
+ * Where a capture was when its deadline passed, as a 504 `render_timeout` names it
+ * (docs/errors.md): waiting for a render slot, for the browser or a page, for the target's
+ * main document to answer (`navigation`), for the `wait_until` event (`load`), for the network
+ * to go quiet, for `wait_for_selector`, in `delay`, in the page actions (styles, scripts,
+ * click, banners), for the page to come to rest (`settle`), or making the image (`capture`).
+ */
+export const RENDER_PHASES = [
+  'queue',
+  'browser',
+  'navigation',
+  'load',
+  'network',
+  'selector',
+  'delay',
+  'actions',
+  'settle',
+  'capture',
+] as const;
+export type RenderPhase = (typeof RENDER_PHASES)[number];
+
+/** At most this many of the requests still loading are named by a timeout. */
+export const MAX_PENDING_NAMED = 10;
+
+/**
+ * The extra fields of a renderer's `render_timeout` (AppError body): its phase and up to
+ * MAX_PENDING_NAMED requests still loading, each as origin and path (no query, which may
+ * hold secrets of the page), at most 200 characters.
+ */
+export interface RenderTimeoutDetails {
+  phase: RenderPhase;
+  pending_requests: string[];
 }
 
 export interface Renderer {

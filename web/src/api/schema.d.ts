@@ -1255,7 +1255,7 @@ export interface paths {
         put?: never;
         /**
          * Capture a page and get a hosted image URL
-         * @description Answers 201 with the JSON below; with `response_type: "image"` the 201 body is the image bytes instead (Content-Type of the format) and the facts are headers: X-Image-Url, X-Expires-At, X-Cached, X-Quota-Used, X-Quota-Limit, X-Screenshot-Id.
+         * @description Answers 201 with the JSON below; with `response_type: "image"` the 201 body is the image bytes instead (Content-Type of the format) and the facts are headers: X-Image-Url, X-Expires-At, X-Cached, X-Quota-Used, X-Quota-Limit, X-Screenshot-Id; X-Capture-Warnings names the warnings' codes on either.
          */
         post: {
             parameters: {
@@ -1319,6 +1319,8 @@ export interface paths {
                         scroll_into_view?: string;
                         /** @description A target that answers 4xx or 5xx ends in 502 target_error (no quota spent) instead of being captured. */
                         fail_on_http_error?: boolean;
+                        /** @description Warnings that reject the capture (422 capture_rejected, no quota spent) instead of answering 201 with them: any of blank_image, not_at_rest, requests_pending, fonts_not_loaded, truncated, banner_remaining. Default none. */
+                        fail_on?: ("blank_image" | "not_at_rest" | "requests_pending" | "fonts_not_loaded" | "truncated" | "banner_remaining")[];
                         /** @description Seconds a result may be served from the cache: 0 (never) to 86400; default 900. `fresh` still forces a render. */
                         cache_ttl?: number;
                         /** @description A region of the page, in CSS px of the page (not of the viewport), captured alone. Not with full_page or selector. Cut to the image bounds (truncated) when larger. */
@@ -1422,6 +1424,16 @@ export interface paths {
                             height: number;
                             /** @description Full-page image cut at the height limit. */
                             truncated?: boolean;
+                            /** @description What may be wrong with the image, empty when nothing is suspect (docs/api.md, "Warnings"); `fail_on` turns chosen codes into a 422 instead. */
+                            warnings: {
+                                /**
+                                 * @description blank_image: one colour, or nearly. not_at_rest: the page was still changing when the settle wait ended. requests_pending: requests still loading at capture. fonts_not_loaded: web fonts still loading or failed. truncated: the image was cut at the size limit. banner_remaining: with block_cookie_banners, a consent layer still covers part of the page.
+                                 * @enum {string}
+                                 */
+                                code: "blank_image" | "not_at_rest" | "requests_pending" | "fonts_not_loaded" | "truncated" | "banner_remaining";
+                                /** @description What was seen, for a human. */
+                                message: string;
+                            }[];
                             /** @description Only with `metadata: true`; absent values are null. */
                             metadata?: {
                                 title: string | null;
@@ -1498,6 +1510,30 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description A warning named in fail_on was found; nothing stored, no quota spent. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description A message naming the warnings. */
+                            error: string;
+                            /** @enum {string} */
+                            code: "capture_rejected";
+                            /** @description The warnings `fail_on` named. */
+                            warnings: {
+                                /**
+                                 * @description blank_image: one colour, or nearly. not_at_rest: the page was still changing when the settle wait ended. requests_pending: requests still loading at capture. fonts_not_loaded: web fonts still loading or failed. truncated: the image was cut at the size limit. banner_remaining: with block_cookie_banners, a consent layer still covers part of the page.
+                                 * @enum {string}
+                                 */
+                                code: "blank_image" | "not_at_rest" | "requests_pending" | "fonts_not_loaded" | "truncated" | "banner_remaining";
+                                /** @description What was seen, for a human. */
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
                 /** @description Rate limit exceeded (docs/errors.md). */
                 429: {
                     headers: {
@@ -1551,7 +1587,19 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorBody"];
+                        "application/json": {
+                            /** @description A message naming the phase and the pending requests. */
+                            error: string;
+                            /** @enum {string} */
+                            code: "render_timeout";
+                            /**
+                             * @description Where the capture was when its deadline passed: queue (a render slot), browser, navigation (the target's main document had not answered), load (the wait_until event), network (the network going quiet), selector (wait_for_selector), delay, actions (styles, scripts, click, banners), settle, capture (the image itself). Absent when the capture waited for the same render on another node.
+                             * @enum {string}
+                             */
+                            phase?: "queue" | "browser" | "navigation" | "load" | "network" | "selector" | "delay" | "actions" | "settle" | "capture";
+                            /** @description Up to 10 requests still loading, as origin and path (never the query). */
+                            pending_requests?: string[];
+                        };
                     };
                 };
             };
@@ -1632,6 +1680,30 @@ export interface paths {
                         };
                     };
                 };
+                /** @description A warning named in fail_on was found; nothing stored, no quota spent. */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description A message naming the warnings. */
+                            error: string;
+                            /** @enum {string} */
+                            code: "capture_rejected";
+                            /** @description The warnings `fail_on` named. */
+                            warnings: {
+                                /**
+                                 * @description blank_image: one colour, or nearly. not_at_rest: the page was still changing when the settle wait ended. requests_pending: requests still loading at capture. fonts_not_loaded: web fonts still loading or failed. truncated: the image was cut at the size limit. banner_remaining: with block_cookie_banners, a consent layer still covers part of the page.
+                                 * @enum {string}
+                                 */
+                                code: "blank_image" | "not_at_rest" | "requests_pending" | "fonts_not_loaded" | "truncated" | "banner_remaining";
+                                /** @description What was seen, for a human. */
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
                 /** @description Rate limit exceeded (docs/errors.md). */
                 429: {
                     headers: {
@@ -1685,7 +1757,19 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorBody"];
+                        "application/json": {
+                            /** @description A message naming the phase and the pending requests. */
+                            error: string;
+                            /** @enum {string} */
+                            code: "render_timeout";
+                            /**
+                             * @description Where the capture was when its deadline passed: queue (a render slot), browser, navigation (the target's main document had not answered), load (the wait_until event), network (the network going quiet), selector (wait_for_selector), delay, actions (styles, scripts, click, banners), settle, capture (the image itself). Absent when the capture waited for the same render on another node.
+                             * @enum {string}
+                             */
+                            phase?: "queue" | "browser" | "navigation" | "load" | "network" | "selector" | "delay" | "actions" | "settle" | "capture";
+                            /** @description Up to 10 requests still loading, as origin and path (never the query). */
+                            pending_requests?: string[];
+                        };
                     };
                 };
             };
@@ -2006,6 +2090,16 @@ export interface paths {
                             cached: boolean;
                             /** Format: date-time */
                             expires_at: string;
+                            /** @description What may be wrong with the image (docs/api.md, "Warnings"). */
+                            warnings: {
+                                /**
+                                 * @description blank_image: one colour, or nearly. not_at_rest: the page was still changing when the settle wait ended. requests_pending: requests still loading at capture. fonts_not_loaded: web fonts still loading or failed. truncated: the image was cut at the size limit. banner_remaining: with block_cookie_banners, a consent layer still covers part of the page.
+                                 * @enum {string}
+                                 */
+                                code: "blank_image" | "not_at_rest" | "requests_pending" | "fonts_not_loaded" | "truncated" | "banner_remaining";
+                                /** @description What was seen, for a human. */
+                                message: string;
+                            }[];
                         };
                     };
                 };
@@ -2080,7 +2174,19 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["ErrorBody"];
+                        "application/json": {
+                            /** @description A message naming the phase and the pending requests. */
+                            error: string;
+                            /** @enum {string} */
+                            code: "render_timeout";
+                            /**
+                             * @description Where the capture was when its deadline passed: queue (a render slot), browser, navigation (the target's main document had not answered), load (the wait_until event), network (the network going quiet), selector (wait_for_selector), delay, actions (styles, scripts, click, banners), settle, capture (the image itself). Absent when the capture waited for the same render on another node.
+                             * @enum {string}
+                             */
+                            phase?: "queue" | "browser" | "navigation" | "load" | "network" | "selector" | "delay" | "actions" | "settle" | "capture";
+                            /** @description Up to 10 requests still loading, as origin and path (never the query). */
+                            pending_requests?: string[];
+                        };
                     };
                 };
             };

@@ -19,7 +19,12 @@ import { AppError } from '../../../domain/errors.ts';
 import { noop, withTimeout } from '../process/abort.ts';
 import type { BrowserInstance } from '../process/browser-instance.ts';
 import { type MemoryWatchdog, watchdogFor } from '../process/memory-watchdog.ts';
-import { type CaptureOutput, CaptureRun, type CaptureSettings } from './capture-run.ts';
+import {
+  type CaptureOutput,
+  CaptureRun,
+  type CaptureSettings,
+  startTimeout,
+} from './capture-run.ts';
 import {
   checkSelectors,
   DocumentScripts,
@@ -29,6 +34,7 @@ import {
   prepareCapture,
   waitAfterLoad,
 } from './capture-steps.ts';
+import { captureWarnings } from './capture-warnings.ts';
 import { ContextReset, RESET_TIMEOUT_MS } from './context-reset.ts';
 import { earlyPaintReady, frame, screenshot } from './framing.ts';
 import { RequestInterception } from './interception.ts';
@@ -99,9 +105,9 @@ export class CapturePage {
     );
   }
 
-  /** What the capture in progress is doing, for timeout messages. */
-  get phase(): string {
-    return this.#run?.phase ?? 'starting';
+  /** The 504 of the capture in progress, whose deadline has just passed. */
+  timeoutError(): AppError {
+    return this.#run?.timeoutError() ?? startTimeout('starting the page');
   }
 
   async #setup(): Promise<void> {
@@ -183,7 +189,7 @@ export class CapturePage {
    * waits after loading) comes from OPTION_STEPS; the rest reads the options directly.
    */
   async #capture(o: RenderOptions, run: CaptureRun): Promise<CaptureOutput> {
-    run.phase = 'preparing the page';
+    run.enter('browser', 'preparing the page');
     if (o.omitBackground && o.format !== 'jpeg') {
       // Clearing Chromium's background override does not make this page's view opaque again
       // (Chromium 156: the next capture on the page came out transparent), so the page is
@@ -204,15 +210,17 @@ export class CapturePage {
     const paintReady = earlyPaintReady(run, o);
     await waitAfterLoad(run, o);
     const meta = o.metadata ? await metadata(run, o, targetStatus) : null;
-    await prepareCapture(run, o);
+    const state = await prepareCapture(run, o);
     if (o.format === 'pdf') {
       const pdf = await printPdf(run, o);
-      return { ...pdf, targetStatus, metadata: meta };
+      const warnings = await captureWarnings(run, o, state, pdf, null);
+      return { ...pdf, warnings, targetStatus, metadata: meta };
     }
     const framed = await frame(run, o, paintReady);
     await run.settleChecks();
-    const image = await screenshot(run, o, framed);
-    return { ...image, truncated: framed.truncated, targetStatus, metadata: meta };
+    const captured = { ...(await screenshot(run, o, framed)), truncated: framed.truncated };
+    const warnings = await captureWarnings(run, o, state, captured, framed);
+    return { ...captured, warnings, targetStatus, metadata: meta };
   }
 
   /**

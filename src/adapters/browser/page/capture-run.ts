@@ -5,8 +5,14 @@
  * (deadline, abort, crash, a refused navigation), which every step races. One object per
  * capture; it is also what the options' after-load steps get (StepPage).
  */
-import type { CDPSession, HTTPResponse, Page } from 'puppeteer-core';
-import type { RenderResult } from '../../../domain/captures/renderer.ts';
+import type { CDPSession, HTTPRequest, HTTPResponse, Page } from 'puppeteer-core';
+import {
+  MAX_PENDING_NAMED,
+  type RenderPhase,
+  type RenderResult,
+  type RenderTimeoutDetails,
+} from '../../../domain/captures/renderer.ts';
+import { AppError } from '../../../domain/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import { raceAbort, sleep } from '../process/abort.ts';
 import type { FilterLists } from './filter-lists.ts';
@@ -45,16 +51,20 @@ export class CaptureRun implements StepPage {
   /** Our own session on the page: device metrics and the screenshot go through it. */
   readonly cdp: CDPSession;
   readonly settings: CaptureSettings;
-  /** What the capture is doing, for timeout messages. */
+  /** What the capture is doing, in words and as the phase a timeout names (enter()). */
   phase = 'starting';
+  phaseKind: RenderPhase = 'browser';
   readonly controller = new AbortController();
   /**
    * Requests in flight, by their network request id (not by puppeteer's object): with request
    * interception on, Chromium pauses a web font twice and puppeteer makes a second request
    * object that never gets its finished event (puppeteer issue 11641); by id, the first one's
-   * event ends both, where the object kept the settle wait open until its cap.
+   * event ends both, where the object kept the settle wait open until its cap. The request is
+   * kept for a timeout to name (its URL is read only then).
    */
-  readonly inflight = new Set<string>();
+  readonly inflight = new Map<string, HTTPRequest>();
+  /** The main frame's load event has fired (a wait past it is for the network). */
+  loadFired = false;
   lastActivity = performance.now();
   /** When the main navigation finished (the wait_until event), null before. */
   loadedAt: number | null = null;
@@ -91,6 +101,37 @@ export class CaptureRun implements StepPage {
    */
   readonly step = <T>(promise: Promise<T>): Promise<T> => raceAbort(promise, this.signal);
 
+  /** The capture moves on to `text` (what it is doing, in words), in phase `kind`. */
+  enter(kind: RenderPhase, text: string): void {
+    this.phaseKind = kind;
+    this.phase = text;
+  }
+
+  /**
+   * The phase a timeout names: while loading, `navigation` until the main document has
+   * answered (a redirect hop is not its answer), then `load`, and `network` once the load
+   * event has fired (wait_until networkidle waits past it).
+   */
+  timeoutPhase(): RenderPhase {
+    if (this.phaseKind !== 'navigation') return this.phaseKind;
+    const status = this.mainResponse?.status() ?? null;
+    if (status === null || (status >= 300 && status < 400)) return 'navigation';
+    return this.loadFired ? 'network' : 'load';
+  }
+
+  /** The 504 of a capture whose deadline passed now: its phase and what is still loading. */
+  timeoutError(): AppError {
+    const pending = pendingRequests(this.inflight.values());
+    const details: RenderTimeoutDetails = { phase: this.timeoutPhase(), pending_requests: pending };
+    let message = `render timed out while ${this.phase} (phase: ${details.phase})`;
+    if (this.inflight.size > 0) {
+      const n = this.inflight.size;
+      message += `; ${n} request${n === 1 ? '' : 's'} still loading: ${pending.join(', ')}`;
+      if (n > pending.length) message += ', ...';
+    }
+    return new AppError('render_timeout', message, { body: { ...details } });
+  }
+
   fail(err: unknown): void {
     if (!this.controller.signal.aborted) this.controller.abort(err);
   }
@@ -114,5 +155,41 @@ export class CaptureRun implements StepPage {
       const wait = this.inflight.size === 0 ? quiet - idleFor : 25;
       await sleep(Math.max(5, Math.min(wait, until - now)), this.signal);
     }
+  }
+}
+
+/** The 504 of a capture whose deadline passed before its page was ready (phase `browser`). */
+export function startTimeout(doing: string): AppError {
+  return new AppError('render_timeout', `render timed out while ${doing} (phase: browser)`, {
+    body: { phase: 'browser', pending_requests: [] },
+  });
+}
+
+/** At most this many characters of one pending request's name. */
+const PENDING_NAME_MAX = 200;
+
+/**
+ * The first MAX_PENDING_NAMED requests, each as origin and path: never the query or the
+ * fragment, which may hold the page's secrets; a URL of another scheme by its scheme alone.
+ */
+export function pendingRequests(requests: Iterable<HTTPRequest>): string[] {
+  const names: string[] = [];
+  for (const request of requests) {
+    if (names.length === MAX_PENDING_NAMED) break;
+    names.push(requestName(request.url()));
+  }
+  return names;
+}
+
+function requestName(raw: string): string {
+  try {
+    const url = new URL(raw);
+    const name =
+      url.protocol === 'http:' || url.protocol === 'https:'
+        ? `${url.origin}${url.pathname}`
+        : url.protocol;
+    return name.slice(0, PENDING_NAME_MAX);
+  } catch {
+    return 'an invalid URL';
   }
 }

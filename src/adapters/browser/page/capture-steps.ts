@@ -13,8 +13,13 @@ import { sleep } from '../process/abort.ts';
 import type { CaptureRun } from './capture-run.ts';
 import { navigationError, netErrorCode } from './net-errors.ts';
 import { optionSteps } from './option-steps.ts';
-import { firstInvalidSelector, freezeAndHide, readMetadata } from './page-scripts.ts';
-import { inIsolatedWorld, pageChoice, pageMetadata } from './page-values.ts';
+import {
+  type CaptureState,
+  firstInvalidSelector,
+  freezeAndHide,
+  readMetadata,
+} from './page-scripts.ts';
+import { inIsolatedWorld, pageCaptureState, pageChoice, pageMetadata } from './page-values.ts';
 
 /**
  * A navigation aborted by Chromium (ERR_ABORTED): how long to wait for the raw headers that
@@ -114,7 +119,7 @@ export async function checkSelectors(run: CaptureRun, o: RenderOptions): Promise
 /** Navigates to the URL; resolves the target's HTTP status (null when there was none). */
 export async function load(run: CaptureRun, o: RenderOptions): Promise<number | null> {
   const signal = run.signal;
-  run.phase = 'loading the page';
+  run.enter('navigation', 'loading the page');
   let response: HTTPResponse | null;
   try {
     response = await run.step(
@@ -152,9 +157,7 @@ function navigationFailure(err: unknown, url: string, run: CaptureRun): AppError
     );
   }
   if (code !== null) return navigationError(code, url, { download: run.download });
-  if (err instanceof TimeoutError) {
-    return new AppError('render_timeout', 'the page did not finish loading in time');
-  }
+  if (err instanceof TimeoutError) return run.timeoutError();
   return new AppError('internal_error', 'navigation failed', { cause: err });
 }
 
@@ -163,7 +166,7 @@ export async function waitAfterLoad(run: CaptureRun, o: RenderOptions): Promise<
   for (const { afterLoad } of optionSteps) {
     const phase = afterLoad?.phase(o) ?? null;
     if (afterLoad === undefined || phase === null) continue;
-    run.phase = phase;
+    run.enter(afterLoad.kind, phase);
     await afterLoad.run(run, o);
   }
 }
@@ -186,7 +189,7 @@ export async function metadata(
   o: RenderOptions,
   httpStatus: number | null,
 ): Promise<PageMetadata> {
-  run.phase = 'reading the page metadata';
+  run.enter('capture', 'reading the page metadata');
   const read = pageMetadata(
     await run.step(
       inIsolatedWorld(run.page, readMetadata, {
@@ -199,8 +202,9 @@ export async function metadata(
   return { ...read, final_url: finalUrl(run.page.url(), run, o), http_status: httpStatus };
 }
 
-/** Animations frozen, `hide_selectors` hidden. */
-export async function prepareCapture(run: CaptureRun, o: RenderOptions): Promise<void> {
-  run.phase = 'preparing the capture';
-  await run.step(inIsolatedWorld(run.page, freezeAndHide, o.hideSelectors));
+/** Animations frozen, `hide_selectors` hidden; what the page's warnings are made of. */
+export async function prepareCapture(run: CaptureRun, o: RenderOptions): Promise<CaptureState> {
+  run.enter('capture', 'preparing the capture');
+  const args = { hide: o.hideSelectors, consent: o.blockCookieBanners };
+  return pageCaptureState(await run.step(inIsolatedWorld(run.page, freezeAndHide, args)));
 }

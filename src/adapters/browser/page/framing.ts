@@ -153,7 +153,7 @@ async function frameBox(
   const fit = fitImage(x1 - x0, y1 - y0, bounds);
   const clip = deviceClip(x0, y0, fit.width, fit.height, dsf);
   if (settles(o)) {
-    run.phase = 'waiting for fonts and images';
+    run.enter('capture', 'waiting for fonts and images');
     await run.networkQuiet();
     await run.step(
       inIsolatedWorld(run.page, waitForPaintReady, {
@@ -176,7 +176,7 @@ async function frameFullPage(
   const viewportWidth = Math.round(o.width * dsf);
   // The tallest image the bounds allow at this width: no need to scroll beyond it.
   const maxCss = fitImage(viewportWidth, Number.MAX_SAFE_INTEGER, bounds).height / dsf;
-  run.phase = 'scrolling through the page';
+  run.enter('capture', 'scrolling through the page');
   await run.step(inIsolatedWorld(run.page, expandInnerScroller));
   await run.step(
     inIsolatedWorld(run.page, scrollThrough, {
@@ -185,7 +185,7 @@ async function frameFullPage(
       pauseMs: SCROLL_STEP_PAUSE_MS,
     }),
   );
-  run.phase = 'waiting for fonts and images';
+  run.enter('capture', 'waiting for fonts and images');
   if (settle) await run.networkQuiet();
   const docHeight = pageNumber(
     await run.step(
@@ -214,7 +214,7 @@ async function frameViewport(
   paintReady: EarlyPaintReady | null,
 ): Promise<ImageFrame> {
   const dsf = o.deviceScaleFactor;
-  run.phase = 'waiting for fonts and images';
+  run.enter('capture', 'waiting for fonts and images');
   if (settles(o) && !(await paintReady?.valid())) {
     await run.step(
       inIsolatedWorld(run.page, waitForPaintReady, {
@@ -237,8 +237,8 @@ export async function screenshot(
   run: CaptureRun,
   o: RenderOptions,
   frame: ImageFrame,
-): Promise<Omit<CaptureOutput, 'truncated' | 'targetStatus' | 'metadata'>> {
-  run.phase = 'capturing the image';
+): Promise<Omit<CaptureOutput, 'truncated' | 'targetStatus' | 'metadata' | 'warnings'>> {
+  run.enter('capture', 'capturing the image');
   const shot = await run.step(
     run.cdp.send(
       'Page.captureScreenshot',

@@ -59,7 +59,7 @@ export class NetworkWatch {
   requestStarted(request: HTTPRequest): void {
     const run = this.#run();
     if (!run || isBrowserFavicon(request)) return;
-    run.inflight.add(requestId(request));
+    run.inflight.set(requestId(request), request);
     run.lastActivity = performance.now();
     if (run.loadedAt !== null) run.activeAfterLoad = true;
     if (isMainDocument(this.#page, request)) {
@@ -81,7 +81,9 @@ export class NetworkWatch {
    */
   loaded(): void {
     const run = this.#run();
-    if (run && run.inflight.size > 0) run.activeAfterLoad = true;
+    if (!run) return;
+    run.loadFired = true;
+    if (run.inflight.size > 0) run.activeAfterLoad = true;
   }
 
   responded(response: HTTPResponse): void {

@@ -13,7 +13,7 @@
 import { type CDPSession, type MediaFeature, type Page, ProtocolError } from 'puppeteer-core';
 import { BOUNDS } from '../../../domain/bounds.ts';
 import type { CaptureOptionName } from '../../../domain/captures/capture-options.ts';
-import type { RenderOptions } from '../../../domain/captures/renderer.ts';
+import type { RenderOptions, RenderPhase } from '../../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import { sleep, withTimeout } from '../process/abort.ts';
 import {
@@ -88,9 +88,10 @@ export interface OptionStep {
   documentScript?(o: RenderOptions): string | null;
   /**
    * A wait once the page has loaded, run in table order; `phase` (null: nothing to wait for)
-   * is what a timeout reports the capture was doing.
+   * is what a timeout reports the capture was doing, in words, and `kind` the phase it names.
    */
   afterLoad?: {
+    kind: RenderPhase;
     phase(o: RenderOptions): string | null;
     run(p: StepPage, o: RenderOptions): Promise<void>;
   };
@@ -114,6 +115,7 @@ export const OPTION_STEPS = {
   wait_for_selector: {
     selectors: (o) => [o.waitForSelector],
     afterLoad: {
+      kind: 'selector',
       phase: (o) =>
         o.waitForSelector === null
           ? null
@@ -131,12 +133,14 @@ export const OPTION_STEPS = {
   wait_until: {
     readBy: ['load', 'frame'],
     afterLoad: {
+      kind: 'network',
       phase: (o) => (settles(o) ? 'waiting for the network to settle' : null),
       run: (p) => p.networkQuiet(),
     },
   },
   delay: {
     afterLoad: {
+      kind: 'delay',
       phase: (o) => (o.delay > 0 ? `waiting ${o.delay} ms (delay)` : null),
       run: (p, o) => sleep(o.delay, p.signal),
     },
@@ -188,6 +192,7 @@ export const OPTION_STEPS = {
         enabled: o.styles !== null || o.scripts !== null || o.blockAds || o.blockCookieBanners,
       }),
     afterLoad: {
+      kind: 'actions',
       phase: (o) => (o.styles === null ? null : 'adding styles'),
       run: async ({ page, step }, o) => {
         if (o.styles === null) return;
@@ -198,6 +203,7 @@ export const OPTION_STEPS = {
   scripts: {
     documentScript: (o) => (o.scripts === null ? null : `(${keepEval.toString()})();`),
     afterLoad: {
+      kind: 'actions',
       phase: (o) => (o.scripts === null ? null : 'running scripts'),
       run: async (p, o) => {
         if (o.scripts === null) return;
@@ -226,6 +232,7 @@ export const OPTION_STEPS = {
   click: {
     selectors: (o) => [o.click],
     afterLoad: {
+      kind: 'actions',
       phase: (o) => (o.click === null ? null : `clicking "${o.click.slice(0, 200)}"`),
       run: async (p, o) => {
         if (o.click === null) return;
@@ -247,6 +254,7 @@ export const OPTION_STEPS = {
   scroll_into_view: {
     selectors: (o) => [o.scrollIntoView],
     afterLoad: {
+      kind: 'actions',
       phase: (o) =>
         o.scrollIntoView === null ? null : `scrolling to "${o.scrollIntoView.slice(0, 200)}"`,
       run: async ({ page, step }, o) => {
@@ -265,6 +273,7 @@ export const OPTION_STEPS = {
     },
   },
   fail_on_http_error: { readBy: ['load'] },
+  fail_on: {}, // capture-page.ts checks the warnings against it, once they are all known
   cache_ttl: {}, // the cache's business: the page never sees it
   clip: { readBy: ['frame'] },
   // The request filter (request-rules.ts) reads these: requests blocked, headers and
@@ -288,6 +297,7 @@ export const OPTION_STEPS = {
     // The ad boxes EasyList's element rules name for this page, hidden (their requests were
     // blocked, but a box can hold its size, or content of the page's own).
     afterLoad: {
+      kind: 'actions',
       phase: (o) => (o.blockAds ? 'hiding ads' : null),
       run: async ({ page, step, lists }, o) => {
         if (!o.blockAds || lists === null) return;
@@ -310,6 +320,7 @@ export const OPTION_STEPS = {
   block_cookie_banners: {
     documentScript: (o) => (o.blockCookieBanners ? consentScript() : null),
     afterLoad: {
+      kind: 'actions',
       phase: (o) => (o.blockCookieBanners ? 'dismissing cookie banners' : null),
       run: async (p, o) => {
         if (!o.blockCookieBanners) return;

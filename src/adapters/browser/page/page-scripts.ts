@@ -163,12 +163,46 @@ export function firstInvalidSelector(selectors: string[]): string | null {
   return null;
 }
 
+/** What the page looks like just before its capture: what its warnings are made of. */
+export interface CaptureState {
+  /** Web fonts still loading, and those that failed (FontFace status), of at most 1,000. */
+  fontsLoading: number;
+  fontsFailed: number;
+  /**
+   * With `consent`: the share of the viewport (0 to 1) a visible consent layer still covers,
+   * 0 when none does.
+   */
+  banner: number;
+}
+
+/**
+ * Web fonts still loading (at most `max` faces looked at): asked again after the image when
+ * some were loading before it, since the image may have waited for them.
+ */
+export function fontsLoading(max: number): number {
+  let loading = 0;
+  let seen = 0;
+  try {
+    for (const face of document.fonts) {
+      if (++seen > max) break;
+      if (face.status === 'loading') loading++;
+    }
+  } catch {
+    // A document without fonts to list: nothing loading.
+  }
+  return loading;
+}
+
 /**
  * Deterministic frames: CSS animations and transitions jump to their end state (infinite ones
  * back to their start), Web Animations likewise, the caret is hidden, smooth scrolling is off.
- * `hide` selectors get visibility:hidden (each rule on its own, already validated).
+ * `hide` selectors get visibility:hidden (each rule on its own, already validated). Answers
+ * the page's CaptureState: its fonts, and with `consent` what a consent layer still covers,
+ * found from nine points of the viewport (a fixed or sticky layer over them whose text speaks
+ * of cookies or consent), so that a page of any size costs the same.
  */
-export function freezeAndHide(hide: string[]): void {
+export function freezeAndHide(args: { hide: string[]; consent: boolean }): CaptureState {
+  const { hide } = args;
   const style = document.createElement('style');
   let css =
     '*,*::before,*::after{animation-delay:0s!important;animation-duration:0s!important;' +
@@ -191,6 +225,51 @@ export function freezeAndHide(hide: string[]): void {
       }
     }
   }
+  let fontsLoading = 0;
+  let fontsFailed = 0;
+  let seen = 0;
+  try {
+    for (const face of document.fonts) {
+      if (++seen > 1000) break;
+      if (face.status === 'loading') fontsLoading++;
+      else if (face.status === 'error') fontsFailed++;
+    }
+  } catch {
+    // A document without fonts to list: nothing loading.
+  }
+  let banner = 0;
+  if (args.consent) {
+    const words = /cookie|consent|gdpr|privacy|datenschutz|tracking|accept all|reject all/i;
+    const vw = window.innerWidth;
+    const vh = window.innerHeight;
+    const checked = new Set<Element>();
+    for (const fx of [0.2, 0.5, 0.8]) {
+      for (const fy of [0.2, 0.5, 0.8]) {
+        let el: Element | null = document.elementFromPoint(vw * fx, vh * fy);
+        while (el && el !== document.body && el !== document.documentElement) {
+          if (checked.has(el)) break;
+          checked.add(el);
+          const style = getComputedStyle(el);
+          if (
+            (style.position === 'fixed' || style.position === 'sticky') &&
+            style.visibility !== 'hidden' &&
+            Number(style.opacity) > 0.1
+          ) {
+            const text = (el.textContent ?? '').slice(0, 4000);
+            if (words.test(text)) {
+              const rect = el.getBoundingClientRect();
+              const w = Math.max(0, Math.min(rect.right, vw) - Math.max(rect.left, 0));
+              const h = Math.max(0, Math.min(rect.bottom, vh) - Math.max(rect.top, 0));
+              banner = Math.max(banner, (w * h) / (vw * vh || 1));
+            }
+            break;
+          }
+          el = el.parentElement;
+        }
+      }
+    }
+  }
+  return { fontsLoading, fontsFailed, banner };
 }
 
 /**

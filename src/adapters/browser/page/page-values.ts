@@ -15,7 +15,7 @@ import type { Page, Realm } from 'puppeteer-core';
 import { BOUNDS } from '../../../domain/bounds.ts';
 import type { PageMetadata } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
-import type { ElementBox } from './page-scripts.ts';
+import type { CaptureState, ElementBox } from './page-scripts.ts';
 
 /**
  * The main frame's isolated world. `Frame.isolatedRealm()` is typed internal in puppeteer 24
@@ -118,4 +118,18 @@ export function pageTokens(value: unknown): { classes: string[]; ids: string[]; 
     return v as string[];
   };
   return { classes: list(t.classes), ids: list(t.ids), hrefs: list(t.hrefs) };
+}
+
+/** freezeAndHide's answer: counts of fonts, and a share of the viewport. */
+export function pageCaptureState(value: unknown): CaptureState {
+  if (typeof value !== 'object' || value === null) throw unexpected('capture state');
+  const v = value as Record<string, unknown>;
+  const count = (n: unknown) => {
+    const c = pageNumber(n, 'capture state');
+    if (!Number.isInteger(c) || c < 0 || c > 1000) throw unexpected('capture state');
+    return c;
+  };
+  const share = pageNumber(v.banner, 'capture state');
+  if (share < 0 || share > 1) throw unexpected('capture state');
+  return { fontsLoading: count(v.fontsLoading), fontsFailed: count(v.fontsFailed), banner: share };
 }

@@ -47,12 +47,12 @@ export function pdfPageCount(pdf: Buffer): number {
 export async function printPdf(
   run: CaptureRun,
   o: RenderOptions,
-): Promise<Omit<CaptureOutput, 'targetStatus' | 'metadata'>> {
+): Promise<Omit<CaptureOutput, 'targetStatus' | 'metadata' | 'warnings'>> {
   const cdp = run.cdp;
   const settle = settles(o);
   // The height bound in CSS px: a PDF has no device pixels.
   const maxHeight = run.settings.maxPageHeight;
-  run.phase = 'scrolling through the page';
+  run.enter('capture', 'scrolling through the page');
   await run.step(
     inIsolatedWorld(run.page, scrollThrough, {
       maxHeight,
@@ -60,7 +60,7 @@ export async function printPdf(
       pauseMs: SCROLL_STEP_PAUSE_MS,
     }),
   );
-  run.phase = 'waiting for fonts and images';
+  run.enter('capture', 'waiting for fonts and images');
   if (settle) await run.networkQuiet();
   await run.step(
     inIsolatedWorld(run.page, waitForPaintReady, {
@@ -70,7 +70,7 @@ export async function printPdf(
     }),
   );
   await run.settleChecks();
-  run.phase = 'printing the PDF';
+  run.enter('capture', 'printing the PDF');
   const [shortSide, longSide] = PAPER_INCHES[o.pdfPaper];
   const paperWidth = o.pdfLandscape ? longSide : shortSide;
   let paperHeight = o.pdfLandscape ? shortSide : longSide;

@@ -19,6 +19,7 @@ import type {
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { CapturePage, CaptureSettings } from '../page/capture-page.ts';
+import { startTimeout } from '../page/capture-run.ts';
 import { createFilterLists } from '../page/filter-lists.ts';
 import { NAVIGATED } from '../page/option-steps.ts';
 import { noop, raceAbort } from '../process/abort.ts';
@@ -199,13 +200,7 @@ export class ChromiumRenderer implements Renderer {
     const running: Running = { controller, page: null };
     this.#running.add(running);
     const timer = setTimeout(
-      () =>
-        controller.abort(
-          new AppError(
-            'render_timeout',
-            `render timed out while ${running.page?.phase ?? 'starting the browser'}`,
-          ),
-        ),
+      () => controller.abort(running.page?.timeoutError() ?? startTimeout('starting the browser')),
       Math.max(0, control.deadline - started),
     );
     const onAbort = (): void => controller.abort(control.signal?.reason);

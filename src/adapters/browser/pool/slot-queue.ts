@@ -60,7 +60,11 @@ export const queueFullError = (): AppError =>
   new AppError('overloaded', 'render queue is full', { headers: { 'Retry-After': '5' } });
 
 export const queueTimeoutError = (): AppError =>
-  new AppError('render_timeout', 'render timed out while waiting for a free browser slot');
+  new AppError(
+    'render_timeout',
+    'render timed out while waiting for a free browser slot (phase: queue)',
+    { body: { phase: 'queue', pending_requests: [] } },
+  );
 
 export const tooLateError = (typicalMs: number): AppError =>
   new AppError(

@@ -22,7 +22,8 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
         description:
           'Answers 201 with the JSON below; with `response_type: "image"` the 201 body is ' +
           'the image bytes instead (Content-Type of the format) and the facts are headers: ' +
-          'X-Image-Url, X-Expires-At, X-Cached, X-Quota-Used, X-Quota-Limit, X-Screenshot-Id.',
+          'X-Image-Url, X-Expires-At, X-Cached, X-Quota-Used, X-Quota-Limit, X-Screenshot-Id; ' +
+          "X-Capture-Warnings names the warnings' codes on either.",
         security: [{ apiKey: [] }],
         body: CaptureRequest,
         response: {
@@ -35,7 +36,7 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
             },
             { description: 'With `async: true`: queued; the result is at `status_url`.' },
           ),
-          ...errorResponses(400, 401, 402, 413, 429, 500, 502, 503, 504),
+          ...errorResponses(400, 401, 402, 413, 422, 429, 500, 502, 503, 504),
         },
       },
       onRequest: [deps.apiKeyHook, deps.rateLimits.captureHook()],
@@ -61,6 +62,10 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
       });
       const { record } = outcome;
       reply.header('X-Cache', outcome.cached ? 'HIT' : 'MISS');
+      // Every answer says it, the JSON one beside `warnings`: codes only, comma-separated.
+      if (record.warnings.length > 0) {
+        reply.header('X-Capture-Warnings', record.warnings.map((w) => w.code).join(','));
+      }
       if (record.targetStatus !== null)
         reply.header('X-Target-Status', String(record.targetStatus));
       if (outcome.renderMs !== null)

@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { countDemoRequest } from '../../../domain/captures/count-demo-request.ts';
 import { demoCapture } from '../../../domain/captures/demo-capture.ts';
 import { imageUrl } from '../../../domain/captures/ports.ts';
+import { CaptureWarning } from '../../../domain/captures/warnings.ts';
 import { toIso } from '../../../lib/time.ts';
 import { errorResponses, IsoDateTime } from '../../schemas.ts';
 import type { App, RouteDeps } from '../../types.ts';
@@ -19,6 +20,9 @@ export function registerDemoScreenshot(app: App, deps: RouteDeps): void {
             image_url: Type.String(),
             cached: Type.Boolean(),
             expires_at: IsoDateTime,
+            warnings: Type.Array(CaptureWarning, {
+              description: 'What may be wrong with the image (docs/api.md, "Warnings").',
+            }),
           }),
           ...errorResponses(400, 413, 429, 500, 502, 503, 504),
         },
@@ -38,6 +42,7 @@ export function registerDemoScreenshot(app: App, deps: RouteDeps): void {
         image_url: imageUrl(deps.capture, record),
         cached,
         expires_at: toIso(record.expiresAt),
+        warnings: record.warnings,
       });
     },
   );

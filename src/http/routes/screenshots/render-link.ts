@@ -84,7 +84,7 @@ export function registerRenderLink(app: App, deps: RouteDeps): void {
               "To the hosted image; Cache-Control allows caching up to the link's expiry " +
               "or the image's, whichever is first.",
           }),
-          ...errorResponses(400, 401, 402, 429, 500, 502, 503, 504),
+          ...errorResponses(400, 401, 402, 422, 429, 500, 502, 503, 504),
         },
       },
       // The query is the link's own format, read and checked by the hook above.

@@ -93,6 +93,20 @@ function CaptureOutcome({
           <dt>Kept until</dt>
           <dd>{formatDateTime(result.expires_at)}</dd>
         </div>
+        {result.warnings.length > 0 && (
+          <div>
+            <dt>Warnings</dt>
+            <dd>
+              <ul className="warnings">
+                {result.warnings.map((w) => (
+                  <li key={w.code}>
+                    <code>{w.code}</code>: {w.message}
+                  </li>
+                ))}
+              </ul>
+            </dd>
+          </div>
+        )}
       </dl>
       <details>
         <summary>Response body</summary>
