@@ -3,8 +3,18 @@ import { describe, it } from 'node:test';
 import { PNG } from 'pngjs';
 import { blankness, mayBeBlank } from './blank-image.ts';
 
-function png(width: number, height: number, paint: (x: number, y: number) => number[]): Buffer {
-  const image = new PNG({ width, height });
+function png(
+  width: number,
+  height: number,
+  paint: (x: number, y: number) => number[],
+  options: { filterType?: number; colorType?: 2 | 6 } = {},
+): Buffer {
+  const image = new PNG({
+    width,
+    height,
+    ...(options.colorType === 2 ? { colorType: 2, inputHasAlpha: true } : {}),
+    ...(options.filterType !== undefined ? { filterType: options.filterType } : {}),
+  });
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const [r = 0, g = 0, b = 0, a = 255] = paint(x, y);
@@ -41,6 +51,30 @@ describe('blank images', () => {
     assert.equal(blankness(png(50, 50, () => [0, 0, 0, 0]))?.colour, '#00000000');
     const shape = png(50, 50, (x, y) => (x < 20 && y < 20 ? [255, 0, 0, 255] : [0, 0, 0, 0]));
     assert.equal(blankness(shape)?.blank, false);
+  });
+
+  it('reads every PNG filter and RGB as well as RGBA alike', () => {
+    const text = (x: number, y: number) =>
+      x > 20 && x < 80 && y > 40 && y < 48 ? [20, 20, 20] : [250, 250, 250];
+    const blank = (x: number) => [200 + (x % 3), 200, 200];
+    for (const filterType of [0, 1, 2, 3, 4]) {
+      for (const colorType of [2, 6] as const) {
+        const what = `filter ${filterType}, colour type ${colorType}`;
+        assert.equal(blankness(png(200, 100, text, { filterType, colorType }))?.blank, false, what);
+        assert.deepEqual(
+          blankness(png(200, 100, blank, { filterType, colorType })),
+          { blank: true, colour: '#c8c8c8', other: 0 },
+          what,
+        );
+      }
+    }
+  });
+
+  it('an image whose first pixel is not its main colour is still judged right', () => {
+    const dot = png(200, 100, (x, y) => (x < 2 && y < 2 ? [0, 0, 0] : [255, 255, 255]));
+    assert.deepEqual(blankness(dot), { blank: true, colour: '#ffffff', other: 4 / 20_000 });
+    const half = png(200, 100, (x) => (x < 100 ? [0, 0, 0] : [255, 255, 255]));
+    assert.equal(blankness(half)?.blank, false);
   });
 
   it('an unreadable image is not judged', () => {

@@ -1,10 +1,11 @@
 /**
  * `blank_image`: an image of one colour, or nearly (docs/api.md, "Warnings"). Checked at no
  * cost on most captures: an image of one colour compresses to almost nothing, so only an
- * image smaller than SUSPECT_BYTES_PER_PIXEL of its pixels is looked at, and only then are
- * its pixels counted: the PNG itself when it is small enough to decode, else a PNG of the same
- * frame taken again at a reduced scale (a JPEG or WebP is not decoded here).
+ * image smaller than SUSPECT_BYTES_PER_PIXEL of its pixels is looked at: a PNG read row by row
+ * until it is plainly not blank, anything else on a smaller PNG of the same frame
+ * (capture-warnings.ts).
  */
+import { constants, inflateSync } from 'node:zlib';
 import { PNG } from 'pngjs';
 
 /**
@@ -13,11 +14,14 @@ import { PNG } from 'pngjs';
  * 8x8 block); a page with any real content is well above either.
  */
 const SUSPECT_BYTES_PER_PIXEL = { png: 0.02, jpeg: 0.05, webp: 0.05 } as const;
-/** Pixels of the largest PNG decoded in full (16 MB of RGBA); larger ones are sampled again. */
-export const MAX_DECODED_PIXELS = 4_000_000;
-/** The largest PNG taken again when the image is not decoded itself: as wide, as many pixels. */
+/** The largest PNG read itself (16 MB of RGBA); a larger one, or a JPEG or WebP, is sampled. */
+export const MAX_READ_PIXELS = 4_000_000;
+/**
+ * The sample: the same frame taken again as a PNG at most this wide and of at most this many
+ * pixels (Chromium scales it down: a line of text still shows as a few grey pixels).
+ */
 export const SAMPLE_WIDTH = 512;
-export const SAMPLE_PIXELS = 1_000_000;
+export const SAMPLE_PIXELS = 262_144;
 /** A pixel this close to the main colour (per channel, 0-255) counts as that colour. */
 const SAME_COLOUR = 16;
 /** At most this share of the pixels may differ from the main colour in a blank image. */
@@ -30,19 +34,150 @@ export function mayBeBlank(kind: ImageKind, bytes: number, pixels: number): bool
   return pixels > 0 && bytes < pixels * SUSPECT_BYTES_PER_PIXEL[kind];
 }
 
+/** What a blank check found: whether the image is blank, its main colour, the share differing. */
+export interface Blankness {
+  blank: boolean;
+  colour: string;
+  other: number;
+}
+
 /**
- * The share of pixels that differ from the image's main colour (its most common one, alpha
- * included), or null when the PNG cannot be read. `blank` when at most MAX_OTHER_SHARE do.
+ * Whether a PNG is one colour, or nearly: at most MAX_OTHER_SHARE of its pixels differ from
+ * its main colour (the most common one, alpha included) by more than SAME_COLOUR. null when
+ * the PNG cannot be read.
+ *
+ * Chromium's PNGs (8-bit RGB or RGBA, not interlaced) are read row by row against the first
+ * pixel's colour, inflating a growing prefix of the data at a time, and the scan stops as soon
+ * as enough pixels both match and differ from that colour that no colour can hold all but
+ * MAX_OTHER_SHARE of the image: a page with content near its top costs a few rows, not the
+ * megabytes of its whole image (which the collector would then have to take back). Any other
+ * PNG, and the rare image whose first pixel is not its main colour, is decoded whole.
  */
-export function blankness(png: Buffer): { blank: boolean; colour: string; other: number } | null {
+export function blankness(png: Buffer): Blankness | null {
+  const fast = scanRows(png);
+  if (fast !== undefined) return fast;
   let decoded: PNG;
   try {
     decoded = PNG.sync.read(png);
   } catch {
     return null;
   }
-  const { data, width, height } = decoded;
+  return blanknessOf(decoded.data, decoded.width * decoded.height);
+}
+
+/** Compressed bytes inflated first; each further try inflates twice as many. */
+const FIRST_PREFIX = 512;
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+/** The row scan (see blankness); undefined when it cannot tell and the image is decoded whole. */
+function scanRows(png: Buffer): Blankness | null | undefined {
+  if (png.length < 33 || !png.subarray(0, 8).equals(PNG_SIGNATURE)) return null;
+  let width = 0;
+  let height = 0;
+  let bpp = 0;
+  const idat: Buffer[] = [];
+  for (let at = 8; at + 8 <= png.length; ) {
+    const length = png.readUInt32BE(at);
+    const type = png.toString('latin1', at + 4, at + 8);
+    const data = png.subarray(at + 8, at + 8 + length);
+    if (type === 'IHDR') {
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      const [depth, colourType, , , interlace] = data.subarray(8, 13);
+      if (depth !== 8 || interlace !== 0 || (colourType !== 2 && colourType !== 6)) {
+        return undefined;
+      }
+      bpp = colourType === 6 ? 4 : 3;
+    } else if (type === 'IDAT') {
+      idat.push(data);
+    } else if (type === 'IEND') {
+      break;
+    }
+    at += 12 + length;
+  }
+  if (bpp === 0 || width === 0 || height === 0) return null;
+  const compressed = idat.length === 1 ? (idat[0] as Buffer) : Buffer.concat(idat);
+  const stride = width * bpp;
   const pixels = width * height;
+  const allowed = Math.floor(pixels * MAX_OTHER_SHARE);
+  let prev = new Uint8Array(stride);
+  let row = new Uint8Array(stride);
+  const ref = [0, 0, 0, 255];
+  let other = 0;
+  let same = 0;
+  let y = 0;
+  for (let prefix = FIRST_PREFIX; y < height; prefix *= 2) {
+    const whole = prefix >= compressed.length;
+    let raw: Buffer;
+    try {
+      raw = whole
+        ? inflateSync(compressed)
+        : inflateSync(compressed.subarray(0, prefix), { finishFlush: constants.Z_SYNC_FLUSH });
+    } catch {
+      return null;
+    }
+    const rows = Math.min(height, Math.floor(raw.length / (stride + 1)));
+    if (whole && rows < height) return null;
+    for (; y < rows; y++) {
+      const start = y * (stride + 1);
+      const line = raw.subarray(start + 1, start + 1 + stride);
+      if (!unfilter(raw[start] ?? 255, line, prev, row, bpp)) return null;
+      if (y === 0) for (let c = 0; c < bpp; c++) ref[c] = row[c] ?? 0;
+      for (let i = 0; i < stride; i += bpp) {
+        let differs = false;
+        for (let c = 0; c < bpp; c++) {
+          if (Math.abs((row[i + c] ?? 0) - (ref[c] ?? 0)) > SAME_COLOUR) differs = true;
+        }
+        if (differs) other++;
+        else same++;
+      }
+      // More than `allowed` pixels both match and differ from the first pixel's colour: no
+      // colour holds all but `allowed` of the image.
+      if (other > allowed && same > allowed) {
+        return { blank: false, colour: hexOf(ref), other: other / pixels };
+      }
+      [prev, row] = [row, prev];
+    }
+  }
+  if (other <= allowed) return { blank: true, colour: hexOf(ref), other: other / pixels };
+  // The first pixel was one of the few that differ: decode it all to find the main colour.
+  return undefined;
+}
+
+/** One row's PNG filter undone into `out` (PNG specification, 9.2); false: unknown filter. */
+function unfilter(
+  filter: number,
+  line: Uint8Array,
+  prev: Uint8Array,
+  out: Uint8Array,
+  bpp: number,
+): boolean {
+  if (filter > 4) return false;
+  for (let i = 0; i < line.length; i++) {
+    const left = i >= bpp ? (out[i - bpp] ?? 0) : 0;
+    const up = prev[i] ?? 0;
+    let predictor = 0;
+    if (filter === 1) predictor = left;
+    else if (filter === 2) predictor = up;
+    else if (filter === 3) predictor = (left + up) >> 1;
+    else if (filter === 4) {
+      const upLeft = i >= bpp ? (prev[i - bpp] ?? 0) : 0;
+      const p = left + up - upLeft;
+      const pa = Math.abs(p - left);
+      const pb = Math.abs(p - up);
+      const pc = Math.abs(p - upLeft);
+      predictor = pa <= pb && pa <= pc ? left : pb <= pc ? up : upLeft;
+    }
+    out[i] = ((line[i] ?? 0) + predictor) & 255;
+  }
+  return true;
+}
+
+const hexOf = (rgba: number[]): string =>
+  hex(rgba[0] ?? 0, rgba[1] ?? 0, rgba[2] ?? 0, rgba[3] ?? 255);
+
+/** The check over decoded RGBA pixels, the main colour found by sampling. */
+function blanknessOf(data: Uint8Array, pixels: number): Blankness | null {
   if (pixels === 0) return null;
   // The main colour: the most common (by 16 levels a channel) among up to 4,096 pixels
   // spread over the image, as its first pixel in that bucket.

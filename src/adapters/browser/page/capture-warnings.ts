@@ -9,7 +9,7 @@ import type { RenderOptions } from '../../../domain/captures/renderer.ts';
 import type { CaptureWarning } from '../../../domain/captures/warnings.ts';
 import {
   blankness,
-  MAX_DECODED_PIXELS,
+  MAX_READ_PIXELS,
   mayBeBlank,
   SAMPLE_PIXELS,
   SAMPLE_WIDTH,
@@ -86,8 +86,8 @@ export async function captureWarnings(
 
 /**
  * `blank_image` when the image is one colour, or nearly. Only an image that compresses to
- * almost nothing is looked at: a PNG small enough is decoded itself, anything else (a JPEG, a
- * WebP, a PNG too large to decode) is taken again as a smaller PNG (SAMPLE_WIDTH, SAMPLE_PIXELS).
+ * almost nothing is looked at: a PNG of at most MAX_READ_PIXELS itself, anything else on a PNG
+ * of the same frame taken again, scaled down to SAMPLE_WIDTH wide and SAMPLE_PIXELS.
  */
 async function blankImage(
   run: CaptureRun,
@@ -99,8 +99,8 @@ async function blankImage(
   const pixels = captured.width * captured.height;
   if (!mayBeBlank(kind, captured.image.length, pixels)) return null;
   let png = captured.image;
-  if (kind !== 'png' || pixels > MAX_DECODED_PIXELS) {
-    const scale = Math.min(1, SAMPLE_WIDTH / captured.width, Math.sqrt(SAMPLE_PIXELS / pixels));
+  if (kind !== 'png' || pixels > MAX_READ_PIXELS) {
+    const scale = Math.min(SAMPLE_WIDTH / captured.width, Math.sqrt(SAMPLE_PIXELS / pixels), 1);
     const clip = frame?.clip ?? { x: 0, y: 0, width: o.width, height: o.height, scale: 1 };
     const shot = await run.step(
       run.cdp.send('Page.captureScreenshot', {
