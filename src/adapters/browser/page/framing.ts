@@ -15,11 +15,12 @@ import { OPTION_STEPS, optionSteps, settles } from './option-steps.ts';
 import {
   elementBox,
   expandInnerScroller,
+  pageZoom,
   scrollThrough,
   scrollToBox,
   waitForPaintReady,
 } from './page-scripts.ts';
-import { inIsolatedWorld, pageBox, pageNumber } from './page-values.ts';
+import { inIsolatedWorld, pageBox, pageNumber, pageZoomValue } from './page-values.ts';
 
 /** Full page: time allowed for scrolling through to trigger lazy loading. */
 export const FULL_PAGE_SCROLL_BUDGET_MS = 5_000;
@@ -171,9 +172,17 @@ async function frameFullPage(
   o: RenderOptions,
   bounds: ImageBounds,
 ): Promise<ImageFrame> {
-  const dsf = o.deviceScaleFactor;
   const settle = settles(o);
-  const viewportWidth = Math.round(o.width * dsf);
+  const viewportWidth = Math.round(o.width * o.deviceScaleFactor);
+  // A phone shows a page without a viewport tag laid out 980 px wide and zoomed out to its
+  // screen: the image keeps that zoom (one CSS px is `zoom` of a screen px), where a clip at
+  // scale 1 would show the page's left part at full size. Only a mobile capture asks.
+  const zoom = o.mobile
+    ? pageZoomValue(await run.step(inIsolatedWorld(run.page, pageZoom)))
+    : { scale: 1, width: o.width };
+  const scale = Math.min(1, zoom.scale);
+  // Device px per CSS px of the document.
+  const dsf = o.deviceScaleFactor * scale;
   // The tallest image the bounds allow at this width: no need to scroll beyond it.
   const maxCss = fitImage(viewportWidth, Number.MAX_SAFE_INTEGER, bounds).height / dsf;
   run.enter('capture', 'scrolling through the page');
@@ -197,14 +206,17 @@ async function frameFullPage(
     ),
     'document height',
   );
-  const deviceHeight = Math.max(Math.round(o.height * dsf), Math.round(docHeight * dsf));
+  const deviceHeight = Math.max(
+    Math.round(o.height * o.deviceScaleFactor),
+    Math.round(docHeight * dsf),
+  );
   const fit = fitImage(viewportWidth, deviceHeight, bounds);
   // Only the clip is rendered beyond the viewport (captureBeyondViewport): the viewport
   // itself keeps its size, so `100vh` sections stay the viewport's height and fixed or
   // sticky elements are laid out once, where they sit, instead of growing with the
   // document as they would if the viewport were resized to the page's height.
   const clip = deviceClip(0, 0, fit.width, fit.height, dsf);
-  return { bounds, clip, beyondViewport: true, truncated: fit.truncated };
+  return { bounds, clip: { ...clip, scale }, beyondViewport: true, truncated: fit.truncated };
 }
 
 async function frameViewport(

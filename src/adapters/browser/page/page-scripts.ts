@@ -315,6 +315,18 @@ export interface ScrollThroughArgs {
 }
 
 /**
+ * How a phone shows the page: the visual viewport's scale (below 1 when a page without a
+ * `<meta name="viewport">` is laid out 980 px wide and zoomed out to the screen), and the
+ * layout viewport's width in CSS px.
+ */
+export function pageZoom(): { scale: number; width: number } {
+  return {
+    scale: window.visualViewport?.scale ?? 1,
+    width: document.documentElement?.clientWidth ?? window.innerWidth,
+  };
+}
+
+/**
  * Scrolls down one viewport at a time (bounded by height and time) so that lazy content
  * loads, then back to the top; lazy images within the captured height are switched to eager.
  * Returns the document height in CSS px.

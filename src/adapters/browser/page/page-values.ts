@@ -133,3 +133,13 @@ export function pageCaptureState(value: unknown): CaptureState {
   if (share < 0 || share > 1) throw unexpected('capture state');
   return { fontsLoading: count(v.fontsLoading), fontsFailed: count(v.fontsFailed), banner: share };
 }
+
+/** pageZoom's answer: a scale in (0, 1], a layout width in CSS px. */
+export function pageZoomValue(value: unknown): { scale: number; width: number } {
+  if (typeof value !== 'object' || value === null) throw unexpected('zoom');
+  const v = value as Record<string, unknown>;
+  const scale = pageNumber(v.scale, 'zoom');
+  const width = pageNumber(v.width, 'zoom');
+  if (scale <= 0 || scale > 10 || width <= 0 || width > 100_000) throw unexpected('zoom');
+  return { scale, width };
+}
