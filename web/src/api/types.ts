@@ -26,6 +26,11 @@ export type JsonBody<
   S extends keyof Responses<P, M>,
 > = Responses<P, M>[S] extends { content: { 'application/json': infer B } } ? B : never;
 
+/** The body of POST /v1/screenshots, every field as the API document types it. */
+export type CaptureRequestBody = NonNullable<
+  paths['/v1/screenshots']['post']['requestBody']
+>['content']['application/json'];
+
 /** One entry of GET /v1/plans. */
 export type Plan = JsonBody<'/v1/plans', 'get', 200>['data'][number];
 

@@ -225,6 +225,8 @@ export function freezeAndHide(args: { hide: string[]; consent: boolean }): Captu
       }
     }
   }
+  // The fonts counted here, not by calling fontsLoading: a helper runs in the page serialised
+  // on its own, without the module's other functions.
   let fontsLoading = 0;
   let fontsFailed = 0;
   let seen = 0;

@@ -3,6 +3,7 @@
  * the JSON body they make (only what differs from the API's defaults) and the same request
  * as a curl command.
  */
+import type { CaptureRequestBody } from '../../api/types.ts';
 import { apiOrigin } from '../../shared/api.ts';
 import { normalizeUrl } from '../../shared/format.ts';
 
@@ -91,18 +92,24 @@ export const DEFAULT_OPTIONS: Options = {
   pdfSinglePage: false,
 };
 
-/** The request kinds `block_resources` names, in the API's order. */
-export const RESOURCE_KINDS = [
-  'image',
-  'media',
-  'font',
-  'stylesheet',
-  'script',
-  'xhr',
-  'fetch',
-  'websocket',
-  'other',
-] as const;
+type ResourceKind = NonNullable<CaptureRequestBody['block_resources']>[number];
+
+/**
+ * The request kinds `block_resources` takes, in the API's order. A record keyed by the API
+ * document's own list, so a kind added to or taken from the API fails the typecheck here.
+ */
+const RESOURCE_KIND_SET: Record<ResourceKind, true> = {
+  image: true,
+  media: true,
+  font: true,
+  stylesheet: true,
+  script: true,
+  xhr: true,
+  fetch: true,
+  websocket: true,
+  other: true,
+};
+export const RESOURCE_KINDS = Object.keys(RESOURCE_KIND_SET) as ResourceKind[];
 
 const lines = (text: string) =>
   text
