@@ -53,12 +53,29 @@ export async function migrateToLatest(db: Kysely<unknown>, dialect: Dialect): Pr
     provider: new StaticProvider(dialect),
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) {
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) {
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    }
+    // Kysely's check for its own tables reads the catalog of every schema on the server; one
+    // dropped meanwhile by another deployment (or a parallel test) fails that read, not us.
+    // Nothing has run yet (each run is one transaction on PostgreSQL): look again.
+    if (attempt < MIGRATE_ATTEMPTS && otherSchemaGone(error, schema)) continue;
     const failed = results?.find((r) => r.status === 'Error');
     throw new Error(`migration ${failed?.migrationName ?? '(unknown)'} failed: ${String(error)}`, {
       cause: error,
     });
   }
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Runs of the migrator when another schema vanishes under its catalog read. */
+const MIGRATE_ATTEMPTS = 3;
+
+/** PostgreSQL's invalid_schema_name (3F000) for a schema that is not the connection's own. */
+export function otherSchemaGone(error: unknown, own: string | null | undefined): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (e?.code !== '3F000' || typeof e.message !== 'string') return false;
+  const named = /schema "([^"]+)" does not exist/.exec(e.message)?.[1];
+  return named !== undefined && named !== own;
 }
