@@ -218,6 +218,8 @@ export interface CaptureBenchResult {
         vsLeave: number;
         /** That floor against the plain one: the most a resetting renderer can reach. */
         leaveVsFloor: number;
+        /** The renderer's wait for the page at rest, ms per capture (every round). */
+        settle: { p50: number; p95: number; captures: number };
       }
     >
   >;
@@ -240,6 +242,8 @@ export interface CaptureBenchResult {
     met: boolean;
     /** The value must be at most the threshold (else at least). */
     atMost?: boolean;
+    /** What is printed beside it (the settle wait of the captures it counts). */
+    beside?: string;
   }>;
   soak: object | null;
   failedCaptures: number;
@@ -338,10 +342,17 @@ function renderOptions(url: string): RenderOptions {
   return { ...DEFAULTS, url, ...VIEWPORT, format: 'png', quality: 80, maxWidth: 3840 };
 }
 
+/** The settle waits (ms) of the renderer's captures, collected while a cell runs. */
+let settleWaits: number[] | null = null;
+
 const rendererCapture =
   (renderer: Renderer, extra: Partial<RenderOptions> = {}): CaptureFn =>
   async (url) => {
-    await renderer.render({ ...renderOptions(url), ...extra }, { deadline: Date.now() + 60_000 });
+    const result = await renderer.render(
+      { ...renderOptions(url), ...extra },
+      { deadline: Date.now() + 60_000 },
+    );
+    settleWaits?.push(result.settleMs);
   };
 
 /** The blocking flags' rows, each beside the plain capture of the same page. */
@@ -618,7 +629,8 @@ export async function runCaptureBench(
       }
     }
 
-    // runs[page][concurrency][mode] = one run per round.
+    // runs[page][concurrency][mode] = one run per round; settle[`page c`]: the settle waits.
+    const settle: Record<string, number[]> = {};
     const runs: Record<string, Record<number, Record<Mode, Run[]>>> = {};
     const cells = PAGE_NAMES.flatMap((page) => CONCURRENCIES.map((c) => ({ page, c })));
     const started = performance.now();
@@ -635,6 +647,8 @@ export async function runCaptureBench(
           // The fresh-context loop is context, not a target: its first round only, which keeps
           // the whole benchmark under ten minutes.
           if (mode === 'fresh' && r > 0) continue;
+          settle[`${page} ${c}`] ??= [];
+          settleWaits = mode === 'renderer' ? (settle[`${page} ${c}`] ?? null) : null;
           const run = await drive(
             urls[page],
             plan.captures[page],
@@ -644,6 +658,7 @@ export async function runCaptureBench(
             `${mode} ${page} c${c}`,
             mode === 'renderer' ? () => rendererBrowserPid(dataDir) : () => baselinePid,
           );
+          settleWaits = null;
           runs[page] ??= {};
           runs[page][c] ??= { renderer: [], floor: [], leave: [], fresh: [] };
           runs[page][c][mode].push(run);
@@ -682,25 +697,30 @@ export async function runCaptureBench(
           vsFresh: ratio(byMode.renderer, byMode.fresh),
           vsLeave: ratio(byMode.renderer, byMode.leave),
           leaveVsFloor: ratio(byMode.leave, byMode.floor),
+          settle: settleStats(settle[`${page} ${c}`] ?? []),
         };
         const vsLeave = result[page][c].vsLeave;
         if (TARGET_CONCURRENCIES.includes(c)) {
+          const waits = result[page][c].settle;
           targets.push({
             name: `${page}, concurrency ${c}: renderer / leave (captures/s)`,
             value: vsLeave,
             threshold: LEAVE_TARGET,
             met: vsLeave >= LEAVE_TARGET,
+            beside: `settle wait p50 ${f0(waits.p50)} ms, p95 ${f0(waits.p95)} ms`,
           });
         }
       }
       const cpuRatio =
         (cpu[page]?.renderer?.total ?? Number.NaN) / (cpu[page]?.leave?.total ?? Number.NaN);
+      const waits = settleStats(CONCURRENCIES.flatMap((c) => settle[`${page} ${c}`] ?? []));
       targets.push({
         name: `${page}: renderer / leave (CPU per capture)`,
         value: round(cpuRatio, 2),
         threshold: CPU_TARGET,
         met: cpuRatio <= CPU_TARGET,
         atMost: true,
+        beside: `settle wait p50 ${f0(waits.p50)} ms, p95 ${f0(waits.p95)} ms`,
       });
       const at = (c: number) => runs[page]?.[c]?.renderer ?? [];
       scaling[page] = ratio(at(4), at(2));
@@ -840,6 +860,14 @@ export async function runCaptureBench(
 
 const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n: number): string => (Number.isFinite(n) ? n.toFixed(2) : '-');
+const f0 = (n: number): string => (Number.isFinite(n) ? n.toFixed(0) : '-');
+
+/** Median and p95 of the settle waits (ms). */
+function settleStats(waits: number[]): { p50: number; p95: number; captures: number } {
+  if (waits.length === 0) return { p50: Number.NaN, p95: Number.NaN, captures: 0 };
+  const sorted = [...waits].sort((a, b) => a - b);
+  return { p50: median(sorted), p95: percentile(sorted, 95), captures: waits.length };
+}
 const cell = (s: Stats): string => `${f2(s.throughputPerSec)}/s (p50 ${f1(s.medianMs)} ms)`;
 
 /** The capture part's tables: every baseline beside every figure, with the ratios. */
@@ -873,14 +901,19 @@ export function captureMarkdown(r: CaptureBenchResult): string {
       'count against (renderer / leave); leave / floor is the most a renderer that isolates ' +
       'captures on reused pages can reach against the floor on this machine.',
     '',
-    '| Page | Workers | Renderer | Floor, leaving the page | Renderer / leave | Leave / floor |',
-    '|---|---|---|---|---|---|',
+    "The renderer's settle wait (the page at rest, docs/api.md) is its own column: " +
+      'the time each capture waited for the page to stop changing, median and p95.',
+    '',
+    '| Page | Workers | Renderer | Floor, leaving the page | Renderer / leave | Leave / floor | ' +
+      'Settle wait p50 / p95 |',
+    '|---|---|---|---|---|---|---|',
   );
   for (const [page, byC] of Object.entries(r.cells)) {
     for (const [c, x] of Object.entries(byC)) {
       lines.push(
         `| ${page} | ${c} | ${cell(x.stats.renderer)} | ${cell(x.stats.leave)} | ` +
-          `**${f2(x.vsLeave)}x** | ${f2(x.leaveVsFloor)}x |`,
+          `**${f2(x.vsLeave)}x** | ${f2(x.leaveVsFloor)}x | ` +
+          `${f0(x.settle.p50)} / ${f0(x.settle.p95)} ms |`,
       );
     }
   }
@@ -960,12 +993,13 @@ export function captureMarkdown(r: CaptureBenchResult): string {
     '',
     '### Capture targets',
     '',
-    '| Target | Value | Threshold | |',
-    '|---|---|---|---|',
+    '| Target | Value | Threshold | | Beside it |',
+    '|---|---|---|---|---|',
   );
   for (const t of r.targets) {
     lines.push(
-      `| ${t.name} | ${f2(t.value)} | >= ${t.threshold} | ${t.met ? 'met' : '**NOT MET**'} |`,
+      `| ${t.name} | ${f2(t.value)} | ${t.atMost ? '<=' : '>='} ${t.threshold} | ` +
+        `${t.met ? 'met' : '**NOT MET**'} | ${t.beside ?? ''} |`,
     );
   }
   if (r.soak) lines.push('', `Soak: \`${JSON.stringify(r.soak)}\``);

@@ -254,10 +254,12 @@ function targetTable(targets: Target[]): string {
   return [
     `## Targets: ${met} of ${targets.length} met`,
     '',
-    '| Target | Measured | Threshold | |',
-    '|---|---|---|---|',
+    '| Target | Measured | Threshold | | Beside it |',
+    '|---|---|---|---|---|',
     ...targets.map(
-      (t) => `| ${t.name} | ${t.value} | ${t.threshold} | ${t.met ? 'met' : '**NOT MET**'} |`,
+      (t) =>
+        `| ${t.name} | ${t.value} | ${t.threshold} | ${t.met ? 'met' : '**NOT MET**'} | ` +
+        `${t.beside ?? ''} |`,
     ),
   ].join('\n');
 }
@@ -322,6 +324,7 @@ const PARTS: Part[] = [
           value: fmt(t.value, 2),
           threshold: `${t.atMost ? '<=' : '>='} ${t.threshold}`,
           met: t.met,
+          ...(t.beside ? { beside: t.beside } : {}),
         })),
         failures:
           r.failures.length > 0 || r.failedCaptures > 0

@@ -6,6 +6,8 @@ export interface Target {
   value: string;
   threshold: string;
   met: boolean;
+  /** Printed beside it (what it measured alongside, e.g. the settle wait). */
+  beside?: string;
 }
 
 /** The nearest-rank percentile of `sorted` (ascending); 0 for no values. */

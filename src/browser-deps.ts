@@ -47,6 +47,7 @@ export function buildBrowser(config: Config, options: BrowserDepsOptions = {}): 
       maxPageHeight: config.render.maxPageHeight,
       maxImagePixels: config.render.maxImagePixels,
       rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
+      settleMaxMs: config.render.settleMaxMs,
       maxMessageBytes: config.render.maxMessageBytes,
     },
     ...(options.onRefused ? { onRefused: options.onRefused } : {}),

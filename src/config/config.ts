@@ -60,6 +60,8 @@ export interface Config {
     maxImagePixels: number;
     /** Resident memory one renderer process may hold before it is killed. */
     rendererMaxMemoryBytes: number;
+    /** The wait for the page at rest after load, at most (ms); 0 turns it off. */
+    settleMaxMs: number;
     /** Largest CDP message read from Chromium; a larger one replaces the browser. */
     maxMessageBytes: number;
     egressAllowlist: string;
@@ -204,6 +206,7 @@ export function loadConfig(env: Env): Config {
       // CDP message (the base64 of a PNG), which must fit CDP_MAX_MESSAGE_MB (checked below).
       maxImagePixels: r.int('MAX_IMAGE_PIXELS', 64_000_000, 1_000_000, 90_000_000),
       rendererMaxMemoryBytes: r.int('RENDERER_MAX_MEMORY_MB', 2_048, 128, 65_536) * 2 ** 20,
+      settleMaxMs: r.int('SETTLE_MAX_MS', 2_000, 0, 30_000),
       // At most 480 MiB: a message is decoded into one string, and V8's longest is 512 MiB.
       maxMessageBytes:
         r.int('CDP_MAX_MESSAGE_MB', BOUNDS.browser.maxProtocolMessageBytes / 2 ** 20, 16, 480) *

@@ -66,7 +66,7 @@ const ROUTES = {
   '/timer': page(
     '',
     `<style>body{background:#fff}</style>
-     <script>setTimeout(() => { document.body.style.background = 'rgb(0,200,0)'; }, 800);</script>`,
+     <script>setTimeout(() => { document.body.style.background = 'rgb(0,200,0)'; }, 4000);</script>`,
   ),
   '/appears': page(
     '',
@@ -126,11 +126,12 @@ describe('renderer wait options', () => {
 
   it('delay waits before capturing', async () => {
     const url = `${site.origin}/timer`;
+    // The timer is due well after the settle wait's bound (2 s): only a delay waits for it.
     const now = await t.render({ url });
     assertColor(decodeImage(now.image), 200, 150, WHITE, 'without delay');
-    const later = await t.render({ url, delay: 1_200 });
+    const later = await t.render({ url, delay: 4_200 });
     assertColor(decodeImage(later.image), 200, 150, GREEN, 'after the delay');
-    assert.ok(later.renderMs >= 1_200);
+    assert.ok(later.renderMs >= 4_200);
   });
 
   it('wait_for_selector waits for the element to appear', async () => {

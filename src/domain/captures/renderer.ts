@@ -159,6 +159,8 @@ export interface RenderResult {
   /** null unless `metadata` was asked for. */
   metadata: PageMetadata | null;
   renderMs: number;
+  /** ms of the wait for the page at rest (0 when it was skipped). */
+  settleMs: number;
 }
 
 /**

@@ -41,6 +41,7 @@ import { RequestInterception } from './interception.ts';
 import { NetworkWatch } from './network-watch.ts';
 import { blockServiceWorkers } from './page-scripts.ts';
 import { printPdf } from './pdf.ts';
+import { ACTIVITY_PROBE_ARGS, activityProbe, SETTLE_MAX_MS, settle } from './settle.ts';
 
 export type { CaptureOutput, CaptureSettings } from './capture-run.ts';
 
@@ -141,6 +142,7 @@ export class CapturePage {
     await Promise.all([
       page.setBypassServiceWorker(true),
       page.evaluateOnNewDocument(blockServiceWorkers),
+      page.evaluateOnNewDocument(activityProbe, ACTIVITY_PROBE_ARGS),
       this.#requests.start(),
     ]);
   }
@@ -209,18 +211,19 @@ export class CapturePage {
     }
     const paintReady = earlyPaintReady(run, o);
     await waitAfterLoad(run, o);
+    const rest = await settle(run, o, this.#settings.settleMaxMs ?? SETTLE_MAX_MS);
     const meta = o.metadata ? await metadata(run, o, targetStatus) : null;
     const state = await prepareCapture(run, o);
     if (o.format === 'pdf') {
       const pdf = await printPdf(run, o);
-      const warnings = await captureWarnings(run, o, state, pdf, null);
-      return { ...pdf, warnings, targetStatus, metadata: meta };
+      const warnings = await captureWarnings(run, o, { state, rest }, pdf, null);
+      return { ...pdf, warnings, targetStatus, metadata: meta, settleMs: rest.waitedMs };
     }
     const framed = await frame(run, o, paintReady);
     await run.settleChecks();
     const captured = { ...(await screenshot(run, o, framed)), truncated: framed.truncated };
-    const warnings = await captureWarnings(run, o, state, captured, framed);
-    return { ...captured, warnings, targetStatus, metadata: meta };
+    const warnings = await captureWarnings(run, o, { state, rest }, captured, framed);
+    return { ...captured, warnings, targetStatus, metadata: meta, settleMs: rest.waitedMs };
   }
 
   /**

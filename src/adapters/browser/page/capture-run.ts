@@ -42,6 +42,8 @@ export interface CaptureSettings {
   filterLists?: FilterLists;
   /** The settle wait's cap (NETWORK_QUIET_CAP_MS); tests raise it to see a stuck request. */
   networkQuietCapMs?: number;
+  /** The wait for the page at rest, at most (SETTLE_MAX_MS); 0: no wait. */
+  settleMaxMs?: number;
 }
 
 export type CaptureOutput = Omit<RenderResult, 'renderMs'>;

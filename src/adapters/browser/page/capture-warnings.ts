@@ -18,6 +18,7 @@ import { type CaptureRun, pendingRequests } from './capture-run.ts';
 import type { ImageFrame } from './framing.ts';
 import { type CaptureState, fontsLoading } from './page-scripts.ts';
 import { inIsolatedWorld, pageNumber } from './page-values.ts';
+import { type RestOutcome, restWarning } from './settle.ts';
 
 /** A consent layer over less of the viewport than this is not reported (a thin bar's rest). */
 const BANNER_MIN_SHARE = 0.05;
@@ -38,15 +39,18 @@ export interface CapturedImage {
 export async function captureWarnings(
   run: CaptureRun,
   o: RenderOptions,
-  state: CaptureState,
+  seen: { state: CaptureState; rest: RestOutcome },
   captured: CapturedImage,
   frame: ImageFrame | null,
 ): Promise<CaptureWarning[]> {
+  const { state } = seen;
   const warnings: CaptureWarning[] = [];
   if (captured.format !== 'pdf') {
     const blank = await blankImage(run, o, captured, frame);
     if (blank !== null) warnings.push(blank);
   }
+  const rest = restWarning(seen.rest);
+  if (rest !== null) warnings.push(rest);
   if (run.inflight.size > 0) {
     const n = run.inflight.size;
     const names = pendingRequests(run.inflight.values()).slice(0, PENDING_IN_MESSAGE);

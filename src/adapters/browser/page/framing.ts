@@ -249,7 +249,9 @@ export async function screenshot(
   run: CaptureRun,
   o: RenderOptions,
   frame: ImageFrame,
-): Promise<Omit<CaptureOutput, 'truncated' | 'targetStatus' | 'metadata' | 'warnings'>> {
+): Promise<
+  Omit<CaptureOutput, 'truncated' | 'targetStatus' | 'metadata' | 'warnings' | 'settleMs'>
+> {
   run.enter('capture', 'capturing the image');
   const shot = await run.step(
     run.cdp.send(

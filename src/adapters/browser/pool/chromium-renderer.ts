@@ -73,6 +73,8 @@ export interface ChromiumRendererOptions {
   maxPageHeight?: number;
   /** The settle wait's cap, in ms (default NETWORK_QUIET_CAP_MS); tests raise it. */
   networkQuietCapMs?: number;
+  /** The wait for the page at rest, at most, in ms (default SETTLE_MAX_MS); 0: none. */
+  settleMaxMs?: number;
   /** width x height (device px) of any image; the height is cut to fit. Default 64,000,000. */
   maxImagePixels?: number;
   /** Resident memory one renderer may hold before it is killed. 2 GiB. */
@@ -128,6 +130,7 @@ export class ChromiumRenderer implements Renderer {
       ...(options.logger ? { logger: options.logger } : {}),
       ...(options.checkNavigation ? { checkNavigation: options.checkNavigation } : {}),
       ...(options.networkQuietCapMs ? { networkQuietCapMs: options.networkQuietCapMs } : {}),
+      ...(options.settleMaxMs !== undefined ? { settleMaxMs: options.settleMaxMs } : {}),
       filterLists: createFilterLists({
         cacheDir: join(options.dataDir, 'cache', 'filter-lists'),
         ...(options.logger ? { logger: options.logger } : {}),
