@@ -16,6 +16,7 @@ import {
   elementBox,
   expandInnerScroller,
   pageZoom,
+  SCROLL_REVEAL,
   scrollThrough,
   scrollToBox,
   waitForPaintReady,
@@ -192,6 +193,7 @@ async function frameFullPage(
       maxHeight: maxCss,
       budgetMs: FULL_PAGE_SCROLL_BUDGET_MS,
       pauseMs: SCROLL_STEP_PAUSE_MS,
+      reveal: SCROLL_REVEAL,
     }),
   );
   run.enter('capture', 'waiting for fonts and images');

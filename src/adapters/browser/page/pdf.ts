@@ -15,7 +15,7 @@ import {
   SCROLL_STEP_PAUSE_MS,
 } from './framing.ts';
 import { optionSteps, settles } from './option-steps.ts';
-import { documentHeight, scrollThrough, waitForPaintReady } from './page-scripts.ts';
+import { documentHeight, SCROLL_REVEAL, scrollThrough, waitForPaintReady } from './page-scripts.ts';
 import { inIsolatedWorld, pageNumber } from './page-values.ts';
 
 /** `pdf_paper` sizes in inches, short side first. */
@@ -58,6 +58,7 @@ export async function printPdf(
       maxHeight,
       budgetMs: FULL_PAGE_SCROLL_BUDGET_MS,
       pauseMs: SCROLL_STEP_PAUSE_MS,
+      reveal: SCROLL_REVEAL,
     }),
   );
   run.enter('capture', 'waiting for fonts and images');
