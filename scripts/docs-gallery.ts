@@ -9,6 +9,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { type CorpusServer, startCorpusServer } from '../test/browser/corpus/server.ts';
 import { createKey, signUp, startApp, type TestApp } from '../test/helpers/app.ts';
 import { type FixtureSite, imageSize, startSite } from '../test/helpers/fixtures.ts';
 
@@ -73,10 +74,19 @@ export async function runExample(
 
 /** An app and a Pro key to run the examples with. */
 export async function exampleApp(site: FixtureSite): Promise<{ t: TestApp; key: string }> {
+  return proApp({ EGRESS_ALLOWLIST: site.hostPort });
+}
+
+/** An app (with `env` over the defaults) and a Pro key on it. */
+async function proApp(env: Record<string, string>): Promise<{ t: TestApp; key: string }> {
   const t = await startApp({
     db: 'sqlite',
-    env: { EGRESS_ALLOWLIST: site.hostPort },
+    env,
     plans: { pro: { rate_per_minute: 1000 } },
+    // Nothing but the local pages: every name another host would need is refused unresolved.
+    resolver: {
+      resolve: (name: string) => Promise.reject(new Error(`${name}: not resolved here`)),
+    },
   });
   const user = await signUp(t);
   await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
@@ -86,7 +96,7 @@ export async function exampleApp(site: FixtureSite): Promise<{ t: TestApp; key: 
 const EXT: Record<string, string> = { png: 'png', jpeg: 'jpg', webp: 'webp' };
 const fileOf = (m: Made) => `options-${m.name}.${EXT[m.format] ?? m.format}`;
 
-function page(examples: Example[], made: Made[], documented: string): string {
+function page(examples: Example[], made: Made[], documented: string, beforeAfter: string): string {
   const sections = examples.map((e, i) => {
     const m = made[i] as Made;
     return [
@@ -118,6 +128,7 @@ function page(examples: Example[], made: Made[], documented: string): string {
     'of this page with an example each.',
     '',
     ...sections,
+    beforeAfter,
     '## Options without a picture',
     '',
     OTHER_OPTIONS,
@@ -138,6 +149,7 @@ const OTHER_OPTIONS = `| Option | Example | What it does |
 | \`user_agent\` | \`{"user_agent": "MyBot/1.0"}\` | The User-Agent of every request. |
 | \`mobile\`, \`has_touch\` | \`{"width": 390, "height": 844, "mobile": true, "has_touch": true}\` | Mobile and touch emulation without a preset. |
 | \`fail_on_http_error\` | \`{"fail_on_http_error": true}\` | A 4xx or 5xx target is a 502 \`target_error\`, not a capture of its error page. |
+| \`fail_on\` | \`{"fail_on": ["blank_image", "fonts_not_loaded"]}\` | A capture with one of these warnings is a 422 \`capture_rejected\` naming them (nothing stored, no quota spent), not a 201 carrying them ([api.md](api.md#warnings)). |
 | \`block_requests\` | \`{"block_requests": ["*/analytics.js*"]}\` | Requests whose URL matches are not made. |
 | \`headers\` | \`{"headers": {"X-Preview": "1"}}\` | Extra headers to the target's own origin only. |
 | \`cookies\` | \`{"cookies": [{"name": "session", "value": "abc"}]}\` | Cookies in the jar before the page loads. |
@@ -149,6 +161,130 @@ const OTHER_OPTIONS = `| Option | Example | What it does |
 | \`response_type\` | \`{"response_type": "image"}\` | The image bytes as the 201's body. |
 | \`async\`, \`webhook_url\` | \`{"async": true, "webhook_url": "https://you.example.com/hooks"}\` | Queued; the result by webhook (Pro). |
 `;
+
+/**
+ * Before and after: third-party pages of the test corpus (docs/corpus.md, served from their
+ * npm packages with every other host cut off), each captured as the service does it now and
+ * as it did before the change the section is about.
+ */
+interface BeforeAfter {
+  name: string;
+  title: string;
+  text: string;
+  pkg: string;
+  path: string;
+  documented: string;
+  request: Record<string, unknown>;
+  before: { caption: string; request?: Record<string, unknown>; env?: Record<string, string> };
+  after: string;
+}
+
+const BEFORE_AFTER: BeforeAfter[] = [
+  {
+    name: 'chart',
+    title: 'A dashboard whose charts animate (the page at rest)',
+    text:
+      "Start Bootstrap's SB Admin 2 dashboard (`startbootstrap-sb-admin-2`, MIT): its Chart.js " +
+      'charts grow for about a second after load, drawn by `requestAnimationFrame`. The capture ' +
+      'now waits for the page to come to rest ([The page at rest](api.md#the-page-at-rest)).',
+    pkg: 'startbootstrap-sb-admin-2',
+    path: 'index.html',
+    documented: 'https://dashboard.example/',
+    request: { url: 'https://dashboard.example/', width: 1280, height: 800 },
+    before: {
+      caption: 'Before: taken as soon as the network was quiet, the charts part drawn.',
+      env: { SETTLE_MAX_MS: '0' },
+    },
+    after: 'After: the same request, the charts at rest.',
+  },
+  {
+    name: 'phone',
+    title: 'A page without a viewport tag on a phone (full page)',
+    text:
+      'WOW.js\'s demo page (`wow.js`, MIT) has no `<meta name="viewport">`: a phone lays it ' +
+      'out 980 px wide and zooms out to its screen. A full-page capture now keeps that zoom; ' +
+      'before, it showed the left 40 % of the layout at full size, which the "before" image ' +
+      "repeats with a `clip` of the phone's width.",
+    pkg: 'wow.js',
+    path: 'demo.html',
+    documented: 'https://reveal.example/',
+    request: { url: 'https://reveal.example/', device: 'iphone-15', full_page: true },
+    before: {
+      caption: 'Before: the left 393 CSS px of the layout, at full size.',
+      request: {
+        url: 'https://reveal.example/',
+        device: 'iphone-15',
+        clip: { x: 0, y: 0, width: 393, height: 2200 },
+      },
+    },
+    after: 'After: the whole layout, zoomed out as the phone shows it.',
+  },
+];
+
+async function makeBeforeAfter(): Promise<string> {
+  const corpus: CorpusServer = await startCorpusServer(BEFORE_AFTER.map((b) => b.pkg));
+  const allow = { EGRESS_ALLOWLIST: new URL(corpus.origin).host };
+  const apps = new Map<string, { t: TestApp; key: string }>();
+  const appFor = async (env: Record<string, string> = {}) => {
+    const id = JSON.stringify(env);
+    let app = apps.get(id);
+    if (!app) {
+      app = await proApp({ ...allow, ...env });
+      apps.set(id, app);
+    }
+    return app;
+  };
+  const sections: string[] = [];
+  try {
+    for (const b of BEFORE_AFTER) {
+      const local = corpus.url(b.pkg, b.path);
+      const swap = (request: Record<string, unknown>) =>
+        JSON.parse(JSON.stringify(request).replaceAll(b.documented, local));
+      const shots: Array<{ label: string; caption: string; request: Record<string, unknown> }> = [
+        { label: 'before', caption: b.before.caption, request: b.before.request ?? b.request },
+        { label: 'after', caption: b.after, request: b.request },
+      ];
+      const lines = [`### ${b.title}`, '', b.text, ''];
+      for (const shot of shots) {
+        const { t, key } = await appFor(shot.label === 'before' ? b.before.env : {});
+        const { bytes, made } = await runExample(t, key, swap(shot.request));
+        const file = `before-after-${b.name}-${shot.label}.${EXT[made.format] ?? made.format}`;
+        await writeFile(path.join(DOCS, 'images', file), bytes);
+        process.stdout.write(`${file} ${made.width}x${made.height}\n`);
+        const how =
+          shot.label === 'before' && b.before.env
+            ? ` With \`${Object.entries(b.before.env)
+                .map(([k, v]) => `${k}=${v}`)
+                .join(' ')}\` on the server, as the service was before.`
+            : '';
+        lines.push(
+          '```json',
+          JSON.stringify(shot.request, null, 2),
+          '```',
+          '',
+          `![${shot.caption}](images/${file})`,
+          '',
+          `*${shot.caption}${how} ${made.format.toUpperCase()}, ${made.width} x ${made.height} pixels.*`,
+          '',
+        );
+      }
+      sections.push(lines.join('\n'));
+    }
+  } finally {
+    for (const { t } of apps.values()) await t.close();
+    await corpus.close();
+  }
+  return [
+    '## Before and after',
+    '',
+    'Real pages nobody here wrote, from the test corpus (`docs/corpus.md` in the repository): what',
+    'the service made of them before a change and after it. `npm run docs:gallery` makes these',
+    `too, with ${BEFORE_AFTER.map((b) => `\`${b.documented}\``).join(' and ')} standing for the`,
+    "packages' pages served on the same machine.",
+    '',
+    ...sections,
+  ].join('\n');
+}
 
 if (import.meta.main) {
   const { site: documented, examples } = await loadExamples();
@@ -172,5 +308,6 @@ if (import.meta.main) {
     await site.close();
   }
   await writeFile(path.join(DOCS, 'images', 'options.json'), `${JSON.stringify(made, null, 2)}\n`);
-  await writeFile(path.join(DOCS, 'options.md'), page(examples, made, documented));
+  const beforeAfter = await makeBeforeAfter();
+  await writeFile(path.join(DOCS, 'options.md'), page(examples, made, documented, beforeAfter));
 }
