@@ -39,7 +39,18 @@ const DISABLED_FEATURES = [
   // four clients at concurrency 4, against 11 without it, and 2.80 -> 3.88 captures/s. One
   // client's captures, cross-site or not, were as fast without it (391 -> 388 ms per capture).
   'SpareRendererForSitePerProcess',
+  // Network time: `GET clients2.google.com/time/1/current` seconds after launch, which
+  // --disable-background-networking leaves on in Chromium 156. Chromium's clock checks (a
+  // certificate error blamed on a wrong clock) use the system clock alone.
+  'NetworkTimeServiceQuerying',
 ];
+
+/**
+ * Port 9 of loopback, for the background services that no switch or feature turns off: it is
+ * on Chromium's list of restricted ports, so a request for it fails inside Chromium
+ * (ERR_UNSAFE_PORT) before any proxy, name lookup or socket.
+ */
+const NOWHERE = '127.0.0.1:9';
 
 export interface ChromiumArgsOptions {
   proxyUrl?: string;
@@ -56,6 +67,18 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     '--disable-default-apps',
     '--disable-domain-reliability',
     '--disable-client-side-phishing-detection',
+    // Google sign-in's origin. Chromium 156 asks it which Google accounts the cookie jar holds
+    // (`POST accounts.google.com/ListAccounts`) at launch and again and again (seen at 4, 5, 8,
+    // 16, 40 and 114 s), with --disable-sync and --allow-browser-signin=false alike. Pages are
+    // unaffected: accounts.google.com loads as any other site. (Chromium logs that it ignores
+    // the port when it isolates this origin; harmless.)
+    `--gaia-url=https://${NOWHERE}`,
+    // The component updater's server (update checks and pings). --disable-component-update
+    // registers no component at launch, but the optimization guide still registers its
+    // on-device models manifest (ceofaddefefcbblgcgnibnonglccbfja) and asks for it on demand:
+    // `POST update.googleapis.com/service/update2/json` at launch and again a minute later.
+    // Any component registered at run time would do the same; now every check fails at once.
+    `--component-updater=url-source=http://${NOWHERE}/`,
     // Debian's build still starts two chrome_crashpad_handler processes, outside our process
     // group (--disable-crashpad-for-testing would stop them but breaks every navigation with
     // ERR_ABORTED on Chromium 156). Their database lives under our HOME, so close() finds
