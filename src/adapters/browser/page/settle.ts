@@ -84,7 +84,10 @@ export function activityProbe(args: {
   // Once per document (a document script may be added twice to one page).
   if (raf === undefined || raf[key] !== undefined) return;
   const now = (): number => performance.now();
-  let last = now();
+  // Long before anything: until the page changes something, it has been still for ever. The
+  // document's own parsing is the page loading (the network settle waits for that), not
+  // changing, and counting it delayed every capture whose parsing ended late on a busy machine.
+  let last = -1e9;
   let frames = 0;
   let changes = 0;
   const timers = new Map<unknown, number>();
@@ -94,6 +97,8 @@ export function activityProbe(args: {
       .map((at) => at - t)
       .sort((a, b) => a - b)
       .slice(0, args.maxDue);
+    // A pending frame is a timer due now.
+    if (framesPending.size > 0) due.unshift(0);
     return { since: t - last, due, frames, changes };
   };
   const w = window as unknown as Record<string, unknown>;
@@ -123,9 +128,28 @@ export function activityProbe(args: {
   wrapOn(Function.prototype as unknown as Record<string, unknown>, 'toString', (fn, self, a) =>
     Reflect.apply(fn, (typeof self === 'function' && originals.get(self)) || self, a),
   );
+  // A frame asked for and not yet drawn counts as a change under way: on a busy machine the
+  // frames of an animation can be further apart than the quiet window.
+  const framesPending = new Set<unknown>();
   wrap('requestAnimationFrame', (fn, self, a) => {
     frames++;
     last = now();
+    const callback = a[0];
+    if (typeof callback !== 'function' || framesPending.size >= args.maxTimers) {
+      return Reflect.apply(fn, self, a);
+    }
+    let id: unknown;
+    const run = function (this: unknown, ...rest: unknown[]): unknown {
+      framesPending.delete(id);
+      last = now();
+      return Reflect.apply(callback, this, rest);
+    };
+    id = Reflect.apply(fn, self, [run]);
+    framesPending.add(id);
+    return id;
+  });
+  wrap('cancelAnimationFrame', (fn, self, a) => {
+    framesPending.delete(a[0]);
     return Reflect.apply(fn, self, a);
   });
   wrap('setTimeout', (fn, self, a) => {
@@ -148,7 +172,6 @@ export function activityProbe(args: {
     return Reflect.apply(fn, self, a);
   });
   const observe = (): void => {
-    last = now();
     try {
       new MutationObserver((records) => {
         changes += records.length;
@@ -227,8 +250,11 @@ export async function settle(
     first ??= activity;
     const now = performance.now();
     const left = deadline - now;
+    // A timer due before the bound (or a frame asked for: due now) is waited for until it has
+    // run, however overdue: what it does is the change to wait for.
     const timers = activity.due.filter((d) => d < left);
-    const wait = Math.max(SETTLE_QUIET_MS - activity.since, ...timers, 0);
+    const timerWait = timers.length > 0 ? Math.max(5, ...timers) : 0;
+    const wait = Math.max(SETTLE_QUIET_MS - activity.since, timerWait, 0);
     if (wait <= 0) return { atRest: true, waitedMs: now - started, still: null };
     if (left <= 0) {
       return { atRest: false, waitedMs: now - started, still: stillChanging(first, activity) };
@@ -244,7 +270,7 @@ function stillChanging(first: PageActivity, last: PageActivity): string {
   const changes = last.changes - first.changes;
   if (frames > 0) parts.push(`${frames} animation frame${frames === 1 ? '' : 's'} asked for`);
   if (changes > 0) parts.push(`${changes} document change${changes === 1 ? '' : 's'}`);
-  if (last.due.length > 0) parts.push('timers still pending');
+  if (last.due.length > 0) parts.push('timers or frames still pending');
   return parts.length > 0 ? parts.join(', ') : 'the page kept changing';
 }
 
