@@ -91,6 +91,23 @@ describe('the page at rest', () => {
           requestAnimationFrame.name, setTimeout.length,
           Object.getOwnPropertySymbols(window).length].join('|');</script>`,
       ),
+      '/hostile-answer': page(
+        '<div style="width:200px;height:100px;background:#22aa66"></div>',
+        `<script>const huge = 'x'.repeat(20000000);
+        const f = () => ({ toString: () => huge, since: huge, due: new Proxy([], { get: () => huge }) });
+        const raf = window.requestAnimationFrame;
+        window.requestAnimationFrame = new Proxy(raf, { get: (t, p) => typeof p === 'symbol' ? f : Reflect.get(t, p) });</script>`,
+      ),
+      '/cleared-oddly': page(
+        '<div style="width:200px;height:100px;background:#22aa66"></div>',
+        `<script>clearInterval(setTimeout(() => {}, 1500));
+        clearTimeout(String(setTimeout(() => {}, 1500)));</script>`,
+      ),
+      '/ticking': page(
+        '<div id="t" style="font:40px monospace">10</div>',
+        `<script>let n = 1000; const tick = () => { document.getElementById('t').textContent = String(n--);
+          setTimeout(tick, 500); }; tick();</script>`,
+      ),
       '/breaks-probe': page(
         '<div style="width:200px;height:100px;background:#22aa66"></div>',
         `<script>for (const s of Object.getOwnPropertySymbols(window)) {
@@ -179,6 +196,23 @@ describe('the page at rest', () => {
     const result = await short.render({ url: `${site.origin}/breaks-probe` });
     assert.deepEqual(result.warnings, []);
     assertColor(decodeImage(result.image), 100, 50, GREEN, 'the box');
+  });
+
+  it('a page that answers in place of the probe with a huge value is not waited on', async () => {
+    const result = await t.render({ url: `${site.origin}/hostile-answer` });
+    assert.deepEqual(result.warnings, []);
+    assertColor(decodeImage(result.image), 100, 50, GREEN, 'the box');
+  });
+
+  it('timers cleared by another clear call, or by their id as text, are not waited for', async () => {
+    const result = await t.render({ url: `${site.origin}/cleared-oddly` });
+    assert.deepEqual(result.warnings, []);
+    assert.ok(result.settleMs < 1_400, `settled for ${result.settleMs} ms`);
+  });
+
+  it('a clock that ticks by a chain of timers rests between ticks', async () => {
+    const result = await t.render({ url: `${site.origin}/ticking` });
+    assert.deepEqual(result.warnings, []);
   });
 
   it('a deadline that passes while settling names the settle phase', async () => {

@@ -19,6 +19,7 @@
  * screencast frames (an image encoded per frame while a page animates), virtual time (the
  * page's clock runs ahead of the real one on a reused page).
  */
+import type { Protocol } from 'puppeteer-core';
 import type { RenderOptions } from '../../../domain/captures/renderer.ts';
 import type { CaptureWarning } from '../../../domain/captures/warnings.ts';
 import { sleep } from '../process/abort.ts';
@@ -41,15 +42,21 @@ const SETTLE_POLL_MAX_MS = 100;
 /** The global the probe answers on (a registered symbol: no name of the page's can clash). */
 const PROBE_KEY = 'shotsmith.activity';
 
-/** What the probe answers: ms since the last change, and the pending timers' due times. */
+/** A timer or animation frame pending in the page: ms until due (a frame: 0), ms since set. */
+export interface PendingWork {
+  due: number;
+  age: number;
+}
+
+/** What the probe answers. */
 export interface PageActivity {
-  /** ms since the page last asked for a frame or changed its document. */
+  /** ms since the page last asked for a frame, drew one or changed its document. */
   since: number;
-  /** ms until each pending timer is due (the soonest MAX_DUE_READ; negative: overdue). */
-  due: number[];
   /** Frames asked for and document changes seen so far (for the warning's message). */
   frames: number;
   changes: number;
+  /** The soonest pending timers and frames (at most MAX_DUE_READ). */
+  pending: PendingWork[];
 }
 
 /** How the settle wait ended. */
@@ -83,23 +90,50 @@ export function activityProbe(args: {
     .requestAnimationFrame;
   // Once per document (a document script may be added twice to one page).
   if (raf === undefined || raf[key] !== undefined) return;
-  const now = (): number => performance.now();
+  // The built-ins the probe uses, taken now: a page that replaces them later changes nothing
+  // of the probe's work (and cannot make its own timers lose their ids through it).
+  const apply = Reflect.apply;
+  const get = Reflect.get;
+  const perf = performance;
+  const perfNow = Performance.prototype.now;
+  const now = (): number => apply(perfNow, perf, []) as number;
+  const mapSet = Map.prototype.set;
+  const mapDelete = Map.prototype.delete;
+  const mapForEach = Map.prototype.forEach;
+  const weakGet = WeakMap.prototype.get;
+  const weakSet = WeakMap.prototype.set;
+  const toNumber = Number;
+  const round = Math.round;
   // Long before anything: until the page changes something, it has been still for ever. The
   // document's own parsing is the page loading (the network settle waits for that), not
   // changing, and counting it delayed every capture whose parsing ended late on a busy machine.
   let last = -1e9;
   let frames = 0;
   let changes = 0;
-  const timers = new Map<unknown, number>();
-  const answer = () => {
+  /** Pending setTimeout timers and animation frames: id -> [due, set] (ms, page clock). */
+  const timers = new Map<number, [number, number]>();
+  const pendingFrames = new Map<number, [number, number]>();
+  let timerCount = 0;
+  let frameCount = 0;
+  /**
+   * The answer, as a short string of numbers (nothing of the page's can be in it): ms since
+   * the last change, frames asked for, document changes, then for the soonest pending timers
+   * and frames (a frame is due now) `due age` pairs, age being how long ago it was set.
+   */
+  const answer = (): string => {
     const t = now();
-    const due = [...timers.values()]
-      .map((at) => at - t)
-      .sort((a, b) => a - b)
-      .slice(0, args.maxDue);
-    // A pending frame is a timer due now.
-    if (framesPending.size > 0) due.unshift(0);
-    return { since: t - last, due, frames, changes };
+    // Numbers only, joined by string concatenation (nothing of the page's runs in it), and at
+    // most maxDue pairs however many are pending.
+    let out = `${round(t - last)} ${frames} ${changes}`;
+    let pairs = 0;
+    const add = (due: number, age: number): void => {
+      if (pairs >= args.maxDue) return;
+      pairs++;
+      out += ` ${round(due)} ${round(age)}`;
+    };
+    apply(mapForEach, pendingFrames, [(entry: [number, number]) => add(0, t - entry[1])]);
+    apply(mapForEach, timers, [(entry: [number, number]) => add(entry[0] - t, t - entry[1])]);
+    return out;
   };
   const w = window as unknown as Record<string, unknown>;
   type Fn = (...a: unknown[]) => unknown;
@@ -109,68 +143,89 @@ export function activityProbe(args: {
   const wrapOn = (
     owner: Record<string, unknown>,
     name: string,
-    apply: (target: Fn, self: unknown, a: unknown[]) => unknown,
+    trap: (target: Fn, self: unknown, a: unknown[]) => unknown,
   ): void => {
     const target = owner[name];
     if (typeof target !== 'function') return;
     const proxy = new Proxy(target as Fn, {
-      apply: (fn, self, a) => apply(fn, self, a),
+      apply: (fn, self, a) => trap(fn, self, a),
       // The probe's answer, on the wrapped requestAnimationFrame under the probe's symbol:
       // no property of the page's global or of anything else lists it.
       get: (fn, prop, receiver) =>
-        prop === key && name === 'requestAnimationFrame' ? answer : Reflect.get(fn, prop, receiver),
+        prop === key && name === 'requestAnimationFrame' ? answer : get(fn, prop, receiver),
     });
-    originals.set(proxy, target as Fn);
+    apply(weakSet, originals, [proxy, target]);
     owner[name] = proxy;
   };
-  const wrap = (name: string, apply: (target: Fn, self: unknown, a: unknown[]) => unknown) =>
-    wrapOn(w, name, apply);
+  const wrap = (name: string, trap: (target: Fn, self: unknown, a: unknown[]) => unknown) =>
+    wrapOn(w, name, trap);
   wrapOn(Function.prototype as unknown as Record<string, unknown>, 'toString', (fn, self, a) =>
-    Reflect.apply(fn, (typeof self === 'function' && originals.get(self)) || self, a),
+    apply(fn, (typeof self === 'function' && apply(weakGet, originals, [self])) || self, a),
   );
+  /** A timer's or frame's id as the page's clear calls name it (`clearTimeout("5")` works). */
+  const idOf = (id: unknown): number => {
+    try {
+      return toNumber(id);
+    } catch {
+      return Number.NaN;
+    }
+  };
+  const forget = (a: unknown[]): void => {
+    const id = idOf(a[0]);
+    apply(mapDelete, timers, [id]);
+    apply(mapDelete, pendingFrames, [id]);
+  };
   // A frame asked for and not yet drawn counts as a change under way: on a busy machine the
   // frames of an animation can be further apart than the quiet window.
-  const framesPending = new Set<unknown>();
   wrap('requestAnimationFrame', (fn, self, a) => {
     frames++;
     last = now();
     const callback = a[0];
-    if (typeof callback !== 'function' || framesPending.size >= args.maxTimers) {
-      return Reflect.apply(fn, self, a);
-    }
-    let id: unknown;
+    if (typeof callback !== 'function' || frameCount >= args.maxTimers) return apply(fn, self, a);
+    let id = Number.NaN;
     const run = function (this: unknown, ...rest: unknown[]): unknown {
-      framesPending.delete(id);
+      apply(mapDelete, pendingFrames, [id]);
       last = now();
-      return Reflect.apply(callback, this, rest);
+      return apply(callback, this, rest);
     };
-    id = Reflect.apply(fn, self, [run]);
-    framesPending.add(id);
+    id = idOf(apply(fn, self, [run]));
+    frameCount = pendingFrames.size + 1;
+    apply(mapSet, pendingFrames, [id, [last, last]]);
     return id;
-  });
-  wrap('cancelAnimationFrame', (fn, self, a) => {
-    framesPending.delete(a[0]);
-    return Reflect.apply(fn, self, a);
   });
   wrap('setTimeout', (fn, self, a) => {
     const handler = a[0];
-    const ms = Math.max(0, Number(a[1]) || 0);
-    if (typeof handler !== 'function' || ms > args.horizonMs || timers.size >= args.maxTimers) {
-      return Reflect.apply(fn, self, a);
-    }
-    let id: unknown;
+    if (typeof handler !== 'function' || timerCount >= args.maxTimers) return apply(fn, self, a);
+    const delay = a[1];
+    const ms = typeof delay === 'number' && delay > 0 ? delay : 0;
+    if (ms > args.horizonMs) return apply(fn, self, a);
+    let id = Number.NaN;
     const fire = function (this: unknown, ...rest: unknown[]): unknown {
-      timers.delete(id);
-      return Reflect.apply(handler, this, rest);
+      apply(mapDelete, timers, [id]);
+      return apply(handler, this, rest);
     };
-    id = Reflect.apply(fn, self, [fire, ...a.slice(1)]);
-    timers.set(id, now() + ms);
-    return id;
+    const copy = [fire];
+    for (let i = 1; i < a.length; i++) copy.push(a[i] as never);
+    const answerId = apply(fn, self, copy);
+    id = idOf(answerId);
+    const at = now();
+    timerCount = timers.size + 1;
+    apply(mapSet, timers, [id, [at + ms, at]]);
+    return answerId;
   });
-  wrap('clearTimeout', (fn, self, a) => {
-    timers.delete(a[0]);
-    return Reflect.apply(fn, self, a);
-  });
+  // The ids of timeouts, intervals and frames: any clear call may name any of them.
+  for (const name of [
+    'clearTimeout',
+    'clearInterval',
+    'cancelAnimationFrame',
+    'webkitCancelAnimationFrame',
+    'webkitCancelRequestAnimationFrame',
+  ]) {
+    wrap(name, (fn, self, a) => {
+      forget(a);
+      return apply(fn, self, a);
+    });
+  }
   const observe = (): void => {
     try {
       new MutationObserver((records) => {
@@ -202,28 +257,57 @@ export const ACTIVITY_PROBE_ARGS = {
   maxDue: MAX_DUE_READ,
 } as const;
 
-/** The probe's answer, read in the page's world (null when the page replaced the function). */
-const READ_EXPRESSION = `(() => { const f = window.requestAnimationFrame?.[Symbol.for(${JSON.stringify(PROBE_KEY)})]; return typeof f === 'function' ? f() : null; })()`;
+/** The longest answer read back (numbers and spaces; MAX_DUE_READ pairs fit many times). */
+const MAX_ANSWER_CHARS = 4_096;
+/** The read's own bound: the page's code runs in it if the page replaced the function. */
+const READ_TIMEOUT_MS = 500;
+/**
+ * A timer this overdue, or a frame asked for this long ago, is not waited for: stuck (a
+ * cleared id the probe did not see, a page whose frames stopped). Long enough for the gaps
+ * of a machine under load: in a full test run a page's frames came 250 ms apart.
+ */
+const STUCK_MS = 1_000;
+/** Shortest sleep while a frame or an overdue timer is pending. */
+const PENDING_POLL_MS = 20;
 
-/** The page's answer checked: whatever the page did to the probe, numbers or null. */
+/**
+ * The probe's answer, read in the page's world: a string of at most MAX_ANSWER_CHARS, else
+ * null. Only a string crosses, whatever the page put in place of the probe: nothing of the
+ * page's comes back to this process beyond those characters.
+ */
+const READ_EXPRESSION = `(() => { try { const x = window.requestAnimationFrame[Symbol.for(${JSON.stringify(PROBE_KEY)})](); return typeof x === 'string' && x.length <= ${MAX_ANSWER_CHARS} ? x : null; } catch { return null; } })()`;
+
+/** The page's answer checked: the probe's numbers, or null for anything else. */
 export function pageActivity(value: unknown): PageActivity | null {
-  if (typeof value !== 'object' || value === null) return null;
-  const v = value as Record<string, unknown>;
-  const num = (x: unknown): number | null =>
-    typeof x === 'number' && Number.isFinite(x) ? x : null;
-  const since = num(v.since);
-  if (since === null || !Array.isArray(v.due)) return null;
-  const due = v.due
-    .slice(0, MAX_DUE_READ)
-    .map(num)
-    .filter((d): d is number => d !== null);
-  return { since, due, frames: num(v.frames) ?? 0, changes: num(v.changes) ?? 0 };
+  if (typeof value !== 'string' || value.length > MAX_ANSWER_CHARS) return null;
+  const numbers = value.split(' ').map(Number);
+  if (numbers.length < 3 || numbers.length % 2 === 0) return null;
+  if (!numbers.every(Number.isFinite)) return null;
+  const [since = 0, frames = 0, changes = 0] = numbers;
+  const pending: PendingWork[] = [];
+  for (let i = 3; i + 1 < numbers.length && pending.length < MAX_DUE_READ; i += 2) {
+    pending.push({ due: numbers[i] as number, age: numbers[i + 1] as number });
+  }
+  return { since, frames, changes, pending };
 }
 
 async function readActivity(run: CaptureRun): Promise<PageActivity | null> {
-  const answer = await run.step(
-    run.cdp.send('Runtime.evaluate', { expression: READ_EXPRESSION, returnByValue: true }),
-  );
+  let answer: Protocol.Runtime.EvaluateResponse;
+  try {
+    answer = await run.step(
+      run.cdp.send('Runtime.evaluate', {
+        expression: READ_EXPRESSION,
+        returnByValue: true,
+        silent: true,
+        timeout: READ_TIMEOUT_MS,
+      }),
+    );
+  } catch {
+    // The run's end is the run's; any other failure of the read (a navigation under way, a
+    // read that ran out of time) means there is nothing to wait on.
+    if (run.signal.aborted) throw run.signal.reason;
+    return null;
+  }
   if (answer.exceptionDetails) return null;
   return pageActivity(answer.result.value);
 }
@@ -250,11 +334,16 @@ export async function settle(
     first ??= activity;
     const now = performance.now();
     const left = deadline - now;
-    // A timer due before the bound (or a frame asked for: due now) is waited for until it has
-    // run, however overdue: what it does is the change to wait for.
-    const timers = activity.due.filter((d) => d < left);
-    const timerWait = timers.length > 0 ? Math.max(5, ...timers) : 0;
-    const wait = Math.max(SETTLE_QUIET_MS - activity.since, timerWait, 0);
+    const elapsed = now - started;
+    // Waited for until it has run, however overdue, unless stuck: a frame asked for (an
+    // animation under way), and a timer due before the bound that was set before this wait
+    // began. Timers set since are a chain's next step: what they change shows as changes.
+    const waits = activity.pending
+      .filter((w) =>
+        w.due === 0 ? w.age <= STUCK_MS : w.due > -STUCK_MS && w.due < left && w.age > elapsed,
+      )
+      .map((w) => Math.max(PENDING_POLL_MS, w.due));
+    const wait = Math.max(SETTLE_QUIET_MS - activity.since, ...waits, 0);
     if (wait <= 0) return { atRest: true, waitedMs: now - started, still: null };
     if (left <= 0) {
       return { atRest: false, waitedMs: now - started, still: stillChanging(first, activity) };
@@ -270,7 +359,7 @@ function stillChanging(first: PageActivity, last: PageActivity): string {
   const changes = last.changes - first.changes;
   if (frames > 0) parts.push(`${frames} animation frame${frames === 1 ? '' : 's'} asked for`);
   if (changes > 0) parts.push(`${changes} document change${changes === 1 ? '' : 's'}`);
-  if (last.due.length > 0) parts.push('timers or frames still pending');
+  if (last.pending.length > 0) parts.push('timers or frames still pending');
   return parts.length > 0 ? parts.join(', ') : 'the page kept changing';
 }
 
