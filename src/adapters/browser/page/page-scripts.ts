@@ -509,15 +509,26 @@ export async function scrollThrough(args: ScrollThroughArgs): Promise<number> {
       boxes: Map<Element, { x: number; y: number; w: number; h: number; of: Element | null }>;
     }
     const reads = (): Reads => ({ fixed: new Map(), boxes: new Map() });
+    // Whether the element or an ancestor is fixed or sticky: a loop up the parents (a
+    // recursion would overflow on a document thousands of levels deep), every answer kept.
     const pinned = (el: Element, r: Reads): boolean => {
-      let known = r.fixed.get(el);
-      if (known === undefined) {
-        const { position } = getComputedStyle(el);
-        known = position === 'fixed' || position === 'sticky';
-        if (!known && el.parentElement !== null) known = pinned(el.parentElement, r);
-        r.fixed.set(el, known);
+      const path: Element[] = [];
+      let answer = false;
+      for (let at: Element | null = el; at !== null; at = at.parentElement) {
+        const known = r.fixed.get(at);
+        if (known !== undefined) {
+          answer = known;
+          break;
+        }
+        path.push(at);
+        const { position } = getComputedStyle(at);
+        if (position === 'fixed' || position === 'sticky') {
+          answer = true;
+          break;
+        }
       }
-      return known;
+      for (const seen of path) r.fixed.set(seen, answer);
+      return answer;
     };
     const box = (el: HTMLElement, r: Reads) => {
       let known = r.boxes.get(el);
