@@ -10,17 +10,15 @@ import type { RenderOptions } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { CaptureOutput, CaptureRun } from './capture-run.ts';
 import { encoderSettings } from './encoding.ts';
-import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
-import { OPTION_STEPS, optionSteps, settles } from './option-steps.ts';
 import {
-  elementBox,
   expandInnerScroller,
-  pageZoom,
   SCROLL_REVEAL,
   scrollThrough,
-  scrollToBox,
   waitForPaintReady,
-} from './page-scripts.ts';
+} from './full-page-scripts.ts';
+import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
+import { OPTION_STEPS, optionSteps, settles } from './option-steps.ts';
+import { elementBox, pageZoom, scrollToBox } from './page-scripts.ts';
 import { inIsolatedWorld, pageBox, pageNumber, pageZoomValue } from './page-values.ts';
 
 /** Full page: time allowed for scrolling through to trigger lazy loading. */

@@ -14,8 +14,9 @@ import {
   SCREENSHOT_COMMAND_TIMEOUT_MS,
   SCROLL_STEP_PAUSE_MS,
 } from './framing.ts';
+import { SCROLL_REVEAL, scrollThrough, waitForPaintReady } from './full-page-scripts.ts';
 import { optionSteps, settles } from './option-steps.ts';
-import { documentHeight, SCROLL_REVEAL, scrollThrough, waitForPaintReady } from './page-scripts.ts';
+import { documentHeight } from './page-scripts.ts';
 import { inIsolatedWorld, pageNumber } from './page-values.ts';
 
 /** `pdf_paper` sizes in inches, short side first. */
