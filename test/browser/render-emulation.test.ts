@@ -133,6 +133,29 @@ describe('emulation options', () => {
     }
   });
 
+  it('a single-page PDF leaves neither its paper width nor print media to the next capture', async () => {
+    // The same size before and after: what the page's session already holds is not sent again
+    // (emulation-state.ts), so the PDF's own layout must not pass for it.
+    const size = { width: 1100, height: 700 };
+    const before = await capture('a', size);
+    assert.equal(before.image.width, 1100);
+    const pdf = await t.renderer.render(
+      renderOptions({
+        url: `${site.origin}/page?id=${++n}`,
+        ...size,
+        format: 'pdf',
+        pdfSinglePage: true,
+      }),
+      { deadline: Date.now() + 30_000, client: { id: 'a', maxConcurrent: 1 } },
+    );
+    assert.equal(pdf.image.subarray(0, 5).toString('latin1'), '%PDF-');
+    const after = await capture('a', size);
+    assert.equal(after.image.width, 1100);
+    assert.equal(after.image.height, 700);
+    assert.equal(after.seen.page.print, false);
+    assertColor(after.image, 390, 290, [255, 255, 255], 'screen media after the PDF');
+  });
+
   it('keeps the other emulation when only the locale is given', async () => {
     const { seen: s } = await capture('a', { locale: 'ja' });
     assert.match(s.userAgent, /Chrome\//, `user agent with only a locale: "${s.userAgent}"`);

@@ -36,6 +36,7 @@ import {
 } from './capture-steps.ts';
 import { captureWarnings } from './capture-warnings.ts';
 import { ContextReset, RESET_TIMEOUT_MS } from './context-reset.ts';
+import { EmulationState } from './emulation-state.ts';
 import { earlyPaintReady, frame, screenshot } from './framing.ts';
 import { RequestInterception } from './interception.ts';
 import { NetworkWatch } from './network-watch.ts';
@@ -63,6 +64,7 @@ export class CapturePage {
   readonly #network: NetworkWatch;
   readonly #requests: RequestInterception;
   readonly #documentScripts: DocumentScripts;
+  readonly #emulation: EmulationState;
   #run: CaptureRun | null = null;
   #broken: string | null = null;
   #disposed: Promise<boolean> | null = null;
@@ -85,6 +87,7 @@ export class CapturePage {
     this.#network = new NetworkWatch(parts.page, settings.checkNavigation, () => this.#run);
     this.#requests = new RequestInterception(parts.page, parts.cdp, settings.filterLists);
     this.#documentScripts = new DocumentScripts(parts.page);
+    this.#emulation = new EmulationState(parts.cdp);
   }
 
   static async create(instance: BrowserInstance, settings: CaptureSettings): Promise<CapturePage> {
@@ -199,7 +202,11 @@ export class CapturePage {
       this.#leftovers.replaceReason = 'transparent background';
     }
     await run.step(
-      Promise.all([...emulation(run, o), this.#requests.apply(o), this.#documentScripts.set(o)]),
+      Promise.all([
+        ...emulation(o, this.#emulation),
+        this.#requests.apply(o),
+        this.#documentScripts.set(o),
+      ]),
     );
     await checkSelectors(run, o);
     const targetStatus = await load(run, o);
@@ -216,6 +223,8 @@ export class CapturePage {
     const state = await prepareCapture(run, o);
     if (o.format === 'pdf') {
       const pdf = await printPdf(run, o);
+      // A single-page PDF lays the page out at the paper's width with print media.
+      this.#emulation.forget();
       const warnings = await captureWarnings(run, o, { state, rest }, pdf, null);
       return { ...pdf, warnings, targetStatus, metadata: meta, settleMs: rest.waitedMs };
     }

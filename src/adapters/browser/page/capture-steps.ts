@@ -11,6 +11,7 @@ import type { PageMetadata, RenderOptions, WaitUntil } from '../../../domain/cap
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import { sleep } from '../process/abort.ts';
 import type { CaptureRun } from './capture-run.ts';
+import type { EmulationSender } from './emulation-state.ts';
 import { navigationError, netErrorCode } from './net-errors.ts';
 import { optionSteps } from './option-steps.ts';
 import {
@@ -38,25 +39,29 @@ const PUPPETEER_WAIT: Record<
 };
 
 /**
- * The viewport and every option's emulation, set anew for each capture: the commands, for the
- * caller to send together with the capture's request filter and document scripts.
+ * The viewport and every option's emulation, set for each capture through the page's standing
+ * state (emulation-state.ts: what is already in place is not sent again): the commands, for
+ * the caller to send together with the capture's request filter and document scripts.
  */
-export function emulation(run: CaptureRun, o: RenderOptions): (Promise<unknown> | undefined)[] {
+export function emulation(
+  o: RenderOptions,
+  state: EmulationSender,
+): (Promise<unknown> | undefined)[] {
   return [
-    viewport(run, o),
+    viewport(o, state),
     // One call for the media type and features: each call of this command replaces both.
-    run.cdp.send('Emulation.setEmulatedMedia', {
+    state.send('Emulation.setEmulatedMedia', {
       media: optionSteps.map((s) => s.mediaType?.(o) ?? '').find((m) => m !== '') ?? '',
       features: optionSteps.flatMap((s) => s.mediaFeatures?.(o) ?? []),
     }),
-    ...optionSteps.map((s) => s.emulate?.(run.cdp, o)),
+    ...optionSteps.map((s) => s.emulate?.(state, o)),
   ];
 }
 
-function viewport(run: CaptureRun, o: RenderOptions): Promise<unknown> {
+function viewport(o: RenderOptions, state: EmulationSender): Promise<unknown> {
   // Device metrics and the screenshot go through the same session: a captureScreenshot on
   // a session without its own override renders at scale 1.
-  return run.cdp.send('Emulation.setDeviceMetricsOverride', {
+  return state.send('Emulation.setDeviceMetricsOverride', {
     width: o.width,
     height: o.height,
     deviceScaleFactor: o.deviceScaleFactor,

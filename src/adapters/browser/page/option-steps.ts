@@ -10,7 +10,7 @@
  * (the viewport, the navigation, the framing, the encoding) are read by those fixed steps,
  * and say so in `readBy`.
  */
-import { type CDPSession, type MediaFeature, type Page, ProtocolError } from 'puppeteer-core';
+import { type MediaFeature, type Page, ProtocolError } from 'puppeteer-core';
 import { BOUNDS } from '../../../domain/bounds.ts';
 import type { CaptureOptionName } from '../../../domain/captures/capture-options.ts';
 import type { RenderOptions, RenderPhase } from '../../../domain/captures/renderer.ts';
@@ -24,6 +24,7 @@ import {
   consentScript,
   consentSettled,
 } from './consent.ts';
+import type { EmulationSender } from './emulation-state.ts';
 import type { FilterLists } from './filter-lists.ts';
 import {
   addStyle,
@@ -80,7 +81,7 @@ export interface OptionStep {
   /** The CSS media type it emulates, set in the same call ('' is the default, screen). */
   mediaType?(o: RenderOptions): string;
   /** Other emulation, set before the page loads, together with the viewport. */
-  emulate?(cdp: CDPSession, o: RenderOptions): Promise<unknown>;
+  emulate?(cdp: EmulationSender, o: RenderOptions): Promise<unknown>;
   /**
    * A script run in every document of this capture (frames included) before the page's own
    * scripts; null: none. Removed again before the next capture.
@@ -362,7 +363,7 @@ export const OPTION_STEPS = {
  * The capture's cookies, in the context's jar before the page loads (the jar is emptied
  * after every capture). One command each, so a refusal names its cookie.
  */
-async function setCookies(cdp: CDPSession, o: RenderOptions): Promise<void> {
+async function setCookies(cdp: EmulationSender, o: RenderOptions): Promise<void> {
   await Promise.all(
     o.cookies.map(async (c, i) => {
       try {
