@@ -100,11 +100,17 @@ function scanRows(png: Buffer): Blankness | null | undefined {
   const stride = width * bpp;
   const pixels = width * height;
   const allowed = Math.floor(pixels * MAX_OTHER_SHARE);
-  let prev = new Uint8Array(stride);
-  let row = new Uint8Array(stride);
-  const ref = [0, 0, 0, 255];
+  let prev = Buffer.alloc(stride);
+  let row = Buffer.alloc(stride);
+  const zeros = Buffer.alloc(stride);
+  const ref = new Uint8Array([0, 0, 0, 255]);
   let other = 0;
   let same = 0;
+  // The last row's count of pixels differing from the first pixel's colour: a row equal to
+  // the one above it (most of a page that may be blank) is counted without a look at its
+  // pixels, and an "up" row of zeros (the encoder's way to repeat the row above) is not even
+  // unfiltered.
+  let rowOther = 0;
   let y = 0;
   for (let prefix = FIRST_PREFIX; y < height; prefix *= 2) {
     const whole = prefix >= compressed.length;
@@ -120,28 +126,42 @@ function scanRows(png: Buffer): Blankness | null | undefined {
     if (whole && rows < height) return null;
     for (; y < rows; y++) {
       const start = y * (stride + 1);
+      const filter = raw[start] ?? 255;
       const line = raw.subarray(start + 1, start + 1 + stride);
-      if (!unfilter(raw[start] ?? 255, line, prev, row, bpp)) return null;
-      if (y === 0) for (let c = 0; c < bpp; c++) ref[c] = row[c] ?? 0;
-      for (let i = 0; i < stride; i += bpp) {
-        let differs = false;
-        for (let c = 0; c < bpp; c++) {
-          if (Math.abs((row[i + c] ?? 0) - (ref[c] ?? 0)) > SAME_COLOUR) differs = true;
-        }
-        if (differs) other++;
-        else same++;
+      const repeats = y > 0 && filter === 2 && line.equals(zeros);
+      if (!repeats) {
+        if (!unfilter(filter, line, prev, row, bpp)) return null;
+        if (y === 0) ref.set(row.subarray(0, bpp));
+        if (y === 0 || !row.equals(prev)) rowOther = differing(row, ref, bpp);
+        [prev, row] = [row, prev];
       }
+      other += rowOther;
+      same += width - rowOther;
       // More than `allowed` pixels both match and differ from the first pixel's colour: no
       // colour holds all but `allowed` of the image.
       if (other > allowed && same > allowed) {
-        return { blank: false, colour: hexOf(ref), other: other / pixels };
+        return { blank: false, colour: hexOf([...ref]), other: other / pixels };
       }
-      [prev, row] = [row, prev];
     }
   }
-  if (other <= allowed) return { blank: true, colour: hexOf(ref), other: other / pixels };
+  if (other <= allowed) return { blank: true, colour: hexOf([...ref]), other: other / pixels };
   // The first pixel was one of the few that differ: decode it all to find the main colour.
   return undefined;
+}
+
+/** How many pixels of a row differ from `ref` by more than SAME_COLOUR in a channel. */
+function differing(row: Uint8Array, ref: Uint8Array, bpp: number): number {
+  let n = 0;
+  for (let i = 0; i < row.length; i += bpp) {
+    for (let c = 0; c < bpp; c++) {
+      const d = (row[i + c] as number) - (ref[c] as number);
+      if (d > SAME_COLOUR || d < -SAME_COLOUR) {
+        n++;
+        break;
+      }
+    }
+  }
+  return n;
 }
 
 /** One row's PNG filter undone into `out` (PNG specification, 9.2); false: unknown filter. */
@@ -153,6 +173,15 @@ function unfilter(
   bpp: number,
 ): boolean {
   if (filter > 4) return false;
+  if (filter === 0) {
+    out.set(line);
+    return true;
+  }
+  if (filter === 2) {
+    for (let i = 0; i < line.length; i++)
+      out[i] = ((line[i] as number) + (prev[i] as number)) & 255;
+    return true;
+  }
   for (let i = 0; i < line.length; i++) {
     const left = i >= bpp ? (out[i - bpp] ?? 0) : 0;
     const up = prev[i] ?? 0;
