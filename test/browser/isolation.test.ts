@@ -1,7 +1,8 @@
 /**
  * Nothing of one capture is observable by the next on the same slot. A "writer" page stores
  * everything a page can store (cookies from script and from the server, localStorage,
- * sessionStorage, IndexedDB, Cache Storage, a service worker, a cached stylesheet, window.name,
+ * sessionStorage, IndexedDB, Cache Storage, the origin's private file system, a storage
+ * bucket, a service worker, a cached stylesheet, window.name,
  * history, a permission request, and the same in a third-party iframe); a "reader" page of the
  * same origins reports, through a beacon to the fixture server, what it can see. The reader
  * must see exactly what it sees before the writer ever ran.
@@ -21,6 +22,9 @@ async function readAll(frameReport) {
   out.session = sessionStorage.getItem('k');
   out.idb = (await indexedDB.databases()).map((d) => d.name).sort();
   out.caches = (await caches.keys()).sort();
+  out.opfs = [];
+  for await (const name of (await navigator.storage.getDirectory()).keys()) out.opfs.push(name);
+  out.buckets = navigator.storageBuckets ? (await navigator.storageBuckets.keys()).sort() : 'none';
   out.swRegistrations = (await navigator.serviceWorker.getRegistrations()).length;
   out.swControlled = navigator.serviceWorker.controller !== null;
   out.swProbe = await (await fetch('/sw-probe', { cache: 'no-store' })).text();
@@ -63,6 +67,14 @@ const WRITER = (frameOrigin: string) =>
          };
        });
        await (await caches.open('c')).put('/cached-entry', new Response('secret'));
+       const opfs = await (await navigator.storage.getDirectory()).getFileHandle('f', { create: true });
+       const writable = await opfs.createWritable();
+       await writable.write('secret');
+       await writable.close();
+       if (navigator.storageBuckets) {
+         const bucket = await navigator.storageBuckets.open('b');
+         await (await bucket.caches.open('bc')).put('/bucket-entry', new Response('secret'));
+       }
        try { await navigator.serviceWorker.register('/sw.js'); report.sw = 'registered'; }
        catch (e) { report.sw = 'refused: ' + e.name; }
        // A pristine register() from a fresh same-origin frame, should the page-level block
@@ -211,6 +223,8 @@ describe('isolation between captures', () => {
     assert.equal(readBack.session, 'secret');
     assert.deepEqual(readBack.idb, ['db']);
     assert.deepEqual(readBack.caches, ['c']);
+    assert.deepEqual(readBack.opfs, ['f']);
+    assert.deepEqual(readBack.buckets, ['b']);
     assert.equal(readBack.windowName, 'secret');
     assert.deepEqual(readBack.frame, {
       local: 'secret',
@@ -234,6 +248,8 @@ describe('isolation between captures', () => {
     assert.equal(reader.session, null);
     assert.deepEqual(reader.idb, []);
     assert.deepEqual(reader.caches, []);
+    assert.deepEqual(reader.opfs, []);
+    assert.deepEqual(reader.buckets, []);
     assert.equal(reader.swRegistrations, 0);
     assert.equal(reader.swControlled, false);
     assert.equal(reader.swProbe, 'from network');
