@@ -12,7 +12,8 @@
  * Two pages (bench/fixtures/site.ts): a trivial one and a realistic one (185 KB of HTML, a
  * stylesheet, a web font, a script, 16 images, 3,033 px tall), both served on 127.0.0.1, .2
  * and .3 so consecutive captures cross sites; 1280x800 PNG viewport captures; 1, 2 and 4
- * client workers (the renderer's pool has one slot per core, further requests queue).
+ * client workers (the renderer's pool has RENDER_CONCURRENCY's default of two slots per core;
+ * BENCH_SLOTS=N sets another count to compare).
  *
  * Short rounds interleave every (page, concurrency, mode) cell in a rotating order, so drift
  * and the load of other processes hit all modes alike; each ratio is taken per round and the
@@ -33,7 +34,6 @@
  *
  *   ./node_modules/.bin/node bench/capture.ts [--quick] [--no-soak]
  */
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, CDPSession, Page } from 'puppeteer-core';
 import { createBrowserRenderer } from '../src/adapters/browser/index.ts';
@@ -47,6 +47,7 @@ import {
   treeUsage,
 } from '../src/adapters/browser/process/proc.ts';
 import { createEgress } from '../src/adapters/egress/guard.ts';
+import { defaultRenderConcurrency } from '../src/config/config.ts';
 import { resolveCaptureOptions } from '../src/domain/captures/capture-options.ts';
 import type { ImageFormat, Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
 import { DEFAULT_PLANS } from '../src/domain/plans.ts';
@@ -63,8 +64,8 @@ type PageName = (typeof PAGE_NAMES)[number];
 const CONCURRENCIES = [1, 2, 4] as const;
 const MODES = ['renderer', 'floor', 'leave', 'fresh'] as const;
 type Mode = (typeof MODES)[number];
-/** Renderer slots: one per core, as RENDER_CONCURRENCY's default. */
-const SLOTS = Math.max(1, availableParallelism());
+/** Renderer slots: RENDER_CONCURRENCY's default (two per core), or BENCH_SLOTS to compare. */
+const SLOTS = Number(process.env.BENCH_SLOTS ?? defaultRenderConcurrency());
 /** Renderer throughput / the isolating floor's, at concurrency 2 and 4. */
 const LEAVE_TARGET = 0.85;
 /** Renderer CPU per capture / the isolating floor's (every part: Node and Chromium). */
@@ -876,7 +877,7 @@ export function captureMarkdown(r: CaptureBenchResult): string {
   lines.push(
     `### Capture: the renderer against puppeteer baselines`,
     '',
-    `1280x800 PNG viewport captures; the renderer has ${r.slots} slots (one per core), so ` +
+    `1280x800 PNG viewport captures; the renderer has ${r.slots} slots (RENDER_CONCURRENCY's default), so ` +
       'further workers queue. Ratios: median over ' +
       `${r.rounds} interleaved rounds of the per-round throughput ratio. Realistic page: ` +
       `${Math.round(r.realisticBytes / 1024)} KB in 20 files, ${r.realisticHeight ?? '?'} px tall.`,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
 import { ConfigError, loadConfig } from './config.ts';
 
@@ -12,6 +13,9 @@ test('defaults need no configuration', () => {
   assert.deepEqual(c.server.dashboardOrigins, ['http://localhost:8080']);
   assert.equal(c.server.trustProxy, false);
   assert.equal(c.render.timeoutMs, 30_000);
+  // Two render slots per core (a capture waits about as much as it works), 64 at most.
+  assert.equal(c.render.concurrency, Math.min(64, 2 * availableParallelism()));
+  assert.equal(c.jobs.workers, c.render.concurrency);
 });
 
 test('values are parsed and derived', () => {
