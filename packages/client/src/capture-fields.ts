@@ -51,4 +51,7 @@ export const CAPTURE_FIELDS = {
   response_type: { type: 'string', help: 'One of json, image. json (default): the JSON body.' },
   async: { type: 'boolean', help: 'Queue the capture and answer 202 `{id, status: "queued", status_url}` at once; the result is at GET /v1/screenshots/{id} and, with webhook_url, delivered there (Pro).' },
   webhook_url: { type: 'string', help: 'With async: an http(s) URL the result is POSTed to (Standard Webhooks signature), under the same address rules as `url`.' },
+  image_width: { type: 'integer', help: 'The delivered image\'s width in px (16 to the plan\'s max_width).' },
+  image_height: { type: 'integer', help: 'The delivered image\'s height in px (16 to the plan\'s max_height).' },
+  image_fit: { type: 'string', help: 'One of cover, contain, fill. With both image_width and image_height: cover (default) scales the image to cover both and crops it from the top centre; contain scales it to fit inside both (no padding: one side may come out smaller); fill stretches it to both.' },
 } as const;

@@ -76,6 +76,9 @@ test('a bare request resolves every render option to its default', () => {
       pdfLandscape: false,
       pdfPrintBackground: true,
       pdfSinglePage: false,
+      imageWidth: null,
+      imageHeight: null,
+      imageFit: 'cover',
     },
   });
 });
@@ -464,5 +467,37 @@ test('pdf: Pro only, its options only with it, and no image-only fields with it'
   assert.deepEqual(
     [pdf.format, pdf.pdfPaper, pdf.pdfPrintBackground, pdf.pdfLandscape],
     ['pdf', 'a3', false, false],
+  );
+});
+
+test('image_width, image_height, image_fit: within the plan, not with pdf, in the key', () => {
+  const one = resolve({ image_width: 400 }).render;
+  assert.deepEqual([one.imageWidth, one.imageHeight, one.imageFit], [400, null, 'cover']);
+  // A fit with one side is no choice: it stays out of the options and the key.
+  const fitOne = resolve({ image_width: 400, image_fit: 'fill' }).render;
+  assert.equal(fitOne.imageFit, 'cover');
+  assert.equal(cacheKeyFor('o', fitOne), cacheKeyFor('o', one));
+  const both = resolve({ image_width: 400, image_height: 300, image_fit: 'contain' }).render;
+  assert.deepEqual([both.imageWidth, both.imageHeight, both.imageFit], [400, 300, 'contain']);
+  const keys = new Set(
+    [
+      {},
+      { image_width: 400 },
+      { image_width: 401 },
+      { image_height: 400 },
+      { image_width: 400, image_height: 300 },
+      { image_width: 400, image_height: 300, image_fit: 'contain' as const },
+      { image_width: 400, image_height: 300, image_fit: 'fill' as const },
+    ].map((input) => cacheKeyFor('o', resolve(input).render)),
+  );
+  assert.equal(keys.size, 7);
+  assert.match(refusal({ image_width: 1921 }), /invalid_request: image_width may be at most 1920/);
+  assert.match(
+    refusal({ image_height: 2161 }, DEFAULT_PLANS.pro),
+    /invalid_request: image_height may be at most 2160 on the pro plan/,
+  );
+  assert.match(
+    refusal({ format: 'pdf', image_height: 100 }, DEFAULT_PLANS.pro),
+    /image_height is not allowed with format pdf/,
   );
 });

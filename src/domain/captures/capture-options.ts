@@ -32,6 +32,7 @@ import { headers } from './options/headers.ts';
 import { height } from './options/height.ts';
 import { hideSelectors } from './options/hide-selectors.ts';
 import { httpAuth } from './options/http-auth.ts';
+import { imageFit, imageHeight, imageWidth } from './options/image-size.ts';
 import { landscape } from './options/landscape.ts';
 import { locale } from './options/locale.ts';
 import { mediaType } from './options/media-type.ts';
@@ -120,6 +121,9 @@ export const CAPTURE_OPTIONS = [
   responseType,
   asyncCapture,
   webhookUrl,
+  imageWidth,
+  imageHeight,
+  imageFit,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

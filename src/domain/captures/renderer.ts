@@ -89,7 +89,16 @@ export interface RenderOptions {
   pdfLandscape: boolean;
   pdfPrintBackground: boolean;
   pdfSinglePage: boolean;
+  /** The delivered image's size in px (null: the rendered size); see imageFit. */
+  imageWidth: number | null;
+  imageHeight: number | null;
+  /** With both sides: how the image meets them (cover crops from the top centre). */
+  imageFit: ImageFit;
 }
+
+/** `image_fit` values. */
+export const IMAGE_FITS = ['cover', 'contain', 'fill'] as const;
+export type ImageFit = (typeof IMAGE_FITS)[number];
 
 /** `metadata: true`: what the page says about itself (absent values are null). */
 export interface PageMetadata {

@@ -1395,6 +1395,15 @@ export interface paths {
                         async?: boolean;
                         /** @description With async: an http(s) URL the result is POSTed to (Standard Webhooks signature), under the same address rules as `url`. */
                         webhook_url?: string;
+                        /** @description The delivered image's width in px (16 to the plan's max_width). The page still renders at width x height (or full page); the image is scaled to this. With only image_width, the other side follows the image's aspect ratio; with both, image_fit says how. Not with pdf. */
+                        image_width?: number;
+                        /** @description The delivered image's height in px (16 to the plan's max_height). The page still renders at width x height (or full page); the image is scaled to this. With only image_height, the other side follows the image's aspect ratio; with both, image_fit says how. Not with pdf. */
+                        image_height?: number;
+                        /**
+                         * @description With both image_width and image_height: cover (default) scales the image to cover both and crops it from the top centre; contain scales it to fit inside both (no padding: one side may come out smaller); fill stretches it to both.
+                         * @enum {string}
+                         */
+                        image_fit?: "cover" | "contain" | "fill";
                     };
                 };
             };

@@ -16,6 +16,7 @@ import {
   scrollThrough,
   waitForPaintReady,
 } from './full-page-scripts.ts';
+import { planResize, type ResizePlan, resizedClip, resizeExactly } from './image-resize.ts';
 import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
 import { OPTION_STEPS, optionSteps, settles } from './option-steps.ts';
 import { elementBox, pageZoom, scrollToBox } from './page-scripts.ts';
@@ -42,6 +43,8 @@ export interface ImageFrame {
   clip: Protocol.Page.Viewport | undefined;
   beyondViewport: boolean;
   truncated: boolean;
+  /** The delivered size (image_width, image_height): the clip already draws at its scale. */
+  resize?: ResizePlan;
 }
 
 /** A CSS px clip (what Page.captureScreenshot takes) of a rectangle in device px. */
@@ -87,8 +90,19 @@ export function earlyPaintReady(run: CaptureRun, o: RenderOptions): EarlyPaintRe
   };
 }
 
-/** What part of the page becomes the image: an element, `clip`, the full page or the viewport. */
+/**
+ * What part of the page becomes the image (an element, `clip`, the full page or the viewport),
+ * drawn at the delivered size when the options ask for one.
+ */
 export async function frame(
+  run: CaptureRun,
+  o: RenderOptions,
+  paintReady: EarlyPaintReady | null,
+): Promise<ImageFrame> {
+  return resizeFrame(run, o, await framePart(run, o, paintReady));
+}
+
+async function framePart(
   run: CaptureRun,
   o: RenderOptions,
   paintReady: EarlyPaintReady | null,
@@ -244,6 +258,58 @@ async function frameViewport(
   return { bounds, clip, beyondViewport: false, truncated: true };
 }
 
+/**
+ * The frame drawn at the delivered size (image-resize.ts). A viewport frame has no clip of its
+ * own: the visual viewport's box (scrolled, and zoomed out on a phone) is taken as one.
+ */
+async function resizeFrame(run: CaptureRun, o: RenderOptions, f: ImageFrame): Promise<ImageFrame> {
+  if (o.imageWidth === null && o.imageHeight === null) return f;
+  const dsf = o.deviceScaleFactor;
+  let clip = f.clip;
+  if (clip === undefined) {
+    const { cssVisualViewport: vv } = await run.step(run.cdp.send('Page.getLayoutMetrics'));
+    clip = {
+      x: vv.pageX,
+      y: vv.pageY,
+      width: vv.clientWidth,
+      height: vv.clientHeight,
+      scale: o.width / vv.clientWidth,
+    };
+  }
+  const source = {
+    width: Math.max(1, Math.round(clip.width * clip.scale * dsf)),
+    height: Math.max(1, Math.round(clip.height * clip.scale * dsf)),
+  };
+  const plan = planResize(source, o, f.bounds);
+  if (plan === null) return f;
+  if (plan.width * plan.height > f.bounds.maxPixels) {
+    throw new AppError(
+      'invalid_request',
+      `image_width x image_height (${plan.width}x${plan.height}) is more than the ` +
+        `${f.bounds.maxPixels} pixels an image may have`,
+    );
+  }
+  const drawn = { ...plan, scale: drawableScale(plan, f.bounds) };
+  return {
+    ...f,
+    clip: resizedClip(clip, drawn, dsf),
+    truncated: f.truncated || plan.truncated,
+    resize: plan,
+  };
+}
+
+/** A stretch is drawn at its larger scale, as far as the bounds let Chromium draw it. */
+function drawableScale(plan: ResizePlan, bounds: ImageBounds): number {
+  if (!plan.stretch) return plan.scale;
+  const { width, height } = plan.crop;
+  return Math.min(
+    plan.scale,
+    bounds.maxWidth / width,
+    bounds.maxHeight / height,
+    Math.sqrt(bounds.maxPixels / (width * height)),
+  );
+}
+
 /** Page.captureScreenshot of the frame, its header read back and held to the bounds. */
 export async function screenshot(
   run: CaptureRun,
@@ -266,7 +332,21 @@ export async function screenshot(
       { timeout: SCREENSHOT_COMMAND_TIMEOUT_MS },
     ),
   );
-  const image = Buffer.from(shot.data, 'base64');
+  let image: Buffer = Buffer.from(shot.data, 'base64');
+  const resize = frame.resize;
+  if (resize !== undefined) {
+    const drawn = imageSize(image);
+    if (resize.stretch || drawn?.width !== resize.width || drawn?.height !== resize.height) {
+      run.enter('capture', 'resizing the image');
+      image = await run.step(
+        resizeExactly(image, o.format === 'pdf' ? 'png' : o.format, o.quality, {
+          width: resize.width,
+          height: resize.height,
+          maxPixels: frame.bounds.maxPixels,
+        }),
+      );
+    }
+  }
   const size = imageSize(image);
   if (size === null || size.format !== o.format) {
     throw new AppError('internal_error', `chromium returned an unreadable ${o.format} image`);

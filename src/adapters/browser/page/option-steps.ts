@@ -357,6 +357,10 @@ export const OPTION_STEPS = {
   response_type: {}, // how the route answers: the page never sees it
   async: {}, // when the capture runs: the page never sees it
   webhook_url: {}, // where the result goes afterwards
+  // The delivered image's size: the frame is drawn at its scale (framing.ts, image-resize.ts).
+  image_width: { readBy: ['frame', 'screenshot'] },
+  image_height: { readBy: ['frame', 'screenshot'] },
+  image_fit: { readBy: ['frame', 'screenshot'] },
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**
