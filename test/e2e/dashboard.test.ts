@@ -118,14 +118,32 @@ describe('dashboard (browser)', () => {
     // The key created in this tab is filled in.
     assert.equal(await page.getByLabel('API key').inputValue(), apiKey);
     await page.getByLabel('Page URL').fill(`${site.origin}/`);
-    await page.getByLabel('Width').fill('800');
-    await page.getByLabel('Height').fill('600');
+    await page.getByLabel('Width', { exact: true }).fill('800');
+    await page.getByLabel('Height', { exact: true }).fill('600');
 
     const curl = await page.getByLabel('The request as a curl command').innerText();
     assert.match(curl, new RegExp(`^curl -X POST ${t.url}/v1/screenshots`));
     assert.ok(curl.includes(`-H "X-API-Key: ${apiKey.slice(0, 12)}…"`), curl);
     const body = JSON.parse(curl.slice(curl.indexOf("-d '") + 4, curl.lastIndexOf("'")));
     assert.deepEqual(body, { url: `${site.origin}/`, format: 'png', width: 800, height: 600 });
+    // The delivered size: one side alone, then both with the fit they ask for.
+    const bodyOf = async () => {
+      const text = await page.getByLabel('The request as a curl command').innerText();
+      return JSON.parse(text.slice(text.indexOf("-d '") + 4, text.lastIndexOf("'")));
+    };
+    await page.getByLabel('Image width').fill('400');
+    assert.deepEqual(await bodyOf(), { ...body, image_width: 400 });
+    await page.getByLabel('Image height').fill('300');
+    await page.getByLabel('Fit').selectOption('contain');
+    assert.deepEqual(await bodyOf(), {
+      ...body,
+      image_width: 400,
+      image_height: 300,
+      image_fit: 'contain',
+    });
+    await page.getByLabel('Image width').fill('');
+    await page.getByLabel('Image height').fill('');
+    assert.deepEqual(await bodyOf(), body);
     // The page-context controls add their fields, and only when filled in.
     await page.getByText('Page context').click();
     await page.getByLabel('Locale').fill('de-DE');

@@ -51,6 +51,11 @@ export interface Options {
   pdfPaper: string;
   pdfLandscape: boolean;
   pdfSinglePage: boolean;
+  /** The delivered image's size in px, as typed; empty: the rendered size. */
+  imageWidth: string;
+  imageHeight: string;
+  /** With both: cover, contain or fill. */
+  imageFit: string;
 }
 
 /** What the form shows before anyone changes it: the API's defaults. */
@@ -90,6 +95,9 @@ export const DEFAULT_OPTIONS: Options = {
   pdfPaper: 'a4',
   pdfLandscape: false,
   pdfSinglePage: false,
+  imageWidth: '',
+  imageHeight: '',
+  imageFit: 'cover',
 };
 
 type ResourceKind = NonNullable<CaptureRequestBody['block_resources']>[number];
@@ -148,6 +156,12 @@ export function parseClip(
   return { x, y, width, height };
 }
 
+/** An image side as typed: a whole number of px, or null (left out). */
+export function parseSide(text: string): number | null {
+  const n = Number(text.trim());
+  return text.trim() !== '' && Number.isInteger(n) && n > 0 ? n : null;
+}
+
 /** The JSON body for the options, leaving out what equals the API's defaults. */
 export function captureBody(o: Options): Record<string, unknown> {
   return {
@@ -187,6 +201,20 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.format === 'pdf' && o.pdfPaper !== 'a4' ? { pdf_paper: o.pdfPaper } : {}),
     ...(o.format === 'pdf' && o.pdfLandscape ? { pdf_landscape: true } : {}),
     ...(o.format === 'pdf' && o.pdfSinglePage ? { pdf_single_page: true } : {}),
+    ...imageSize(o),
+  };
+}
+
+function imageSize(o: Options): Record<string, unknown> {
+  const width = parseSide(o.imageWidth);
+  const height = parseSide(o.imageHeight);
+  if (o.format === 'pdf') return {};
+  return {
+    ...(width !== null ? { image_width: width } : {}),
+    ...(height !== null ? { image_height: height } : {}),
+    ...(width !== null && height !== null && o.imageFit !== 'cover'
+      ? { image_fit: o.imageFit }
+      : {}),
   };
 }
 

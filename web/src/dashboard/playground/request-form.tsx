@@ -3,6 +3,7 @@ import { formatNumber } from '../../shared/format.ts';
 import type { Plan } from '../../shared/plans.ts';
 import { Check, InputField, NumberField, SelectField } from '../fields.tsx';
 import { SkeletonText } from '../ui.tsx';
+import { parseSide } from './capture-body.ts';
 import type { OptionsForm } from './use-playground.ts';
 
 const FORMATS = ['png', 'jpeg', 'webp', 'pdf'];
@@ -79,6 +80,31 @@ export function RequestForm({
         )}{' '}
         on your plan; larger values are capped.
       </p>
+      {options.format !== 'pdf' && (
+        <div className="field-row">
+          <InputField
+            label="Image width"
+            type="number"
+            min={16}
+            placeholder="as rendered"
+            {...text('imageWidth')}
+          />
+          <InputField
+            label="Image height"
+            type="number"
+            min={16}
+            placeholder="as rendered"
+            {...text('imageHeight')}
+          />
+          {parseSide(options.imageWidth) !== null && parseSide(options.imageHeight) !== null && (
+            <SelectField label="Fit" {...text('imageFit')}>
+              <option value="cover">Cover (crop)</option>
+              <option value="contain">Contain</option>
+              <option value="fill">Fill (stretch)</option>
+            </SelectField>
+          )}
+        </div>
+      )}
       {options.format === 'pdf' && (
         <div className="field-row">
           <SelectField label="PDF paper" {...text('pdfPaper')}>
