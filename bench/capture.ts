@@ -93,6 +93,9 @@ interface Plan {
   /** Rounds of the blocking table, and captures per variant and round. */
   blockingRounds: number;
   blockingCaptures: number;
+  /** Rounds of the resize table, and captures per variant and round (at concurrency 2). */
+  resizeRounds: number;
+  resizeCaptures: number;
 }
 
 // Sized so that the whole `npm run bench` stays under ten minutes on two cores: more rounds
@@ -106,6 +109,8 @@ const FULL: Plan = {
   soak: true,
   blockingRounds: 1,
   blockingCaptures: 2,
+  resizeRounds: 4,
+  resizeCaptures: 6,
 };
 const QUICK: Plan = {
   rounds: 2,
@@ -116,6 +121,8 @@ const QUICK: Plan = {
   soak: false,
   blockingRounds: 1,
   blockingCaptures: 2,
+  resizeRounds: 2,
+  resizeCaptures: 4,
 };
 
 export interface CaptureBenchOptions {
@@ -199,6 +206,7 @@ export interface EncodingRow {
 
 export interface CaptureBenchResult {
   blocking: BlockingRow[];
+  resize: ResizeRow[];
   viewport: typeof VIEWPORT;
   slots: number;
   plan: Plan;
@@ -426,6 +434,80 @@ async function blockingTable(
       .map((run, r) => median(run.latencies) / median(plain[r]?.latencies ?? []))
       .filter(Number.isFinite);
     return { variant: name, stats: summarize(own), vsPlain: round(median(perRound)) };
+  });
+}
+
+/** The resize table's variants: the full-size capture, then smaller images of the same frame. */
+const RESIZE_VARIANTS: ReadonlyArray<readonly [string, Partial<RenderOptions>]> = [
+  ['full size', {}],
+  ['image_width 400', { imageWidth: 400 }],
+  ['400 x 300, cover', { imageWidth: 400, imageHeight: 300 }],
+  ['400 x 300, fill', { imageWidth: 400, imageHeight: 300, imageFit: 'fill' }],
+];
+/** A thumbnail costs at most this much CPU per capture of the full-size image's. */
+const THUMBNAIL_CPU_TARGET = 1.05;
+
+export interface ResizeRow {
+  variant: string;
+  stats: Stats;
+  /** CPU time per capture (ms), every part, over the rounds. */
+  cpuMs: number;
+  /** Median over rounds of this variant's CPU per capture / the full-size one's, same round. */
+  vsFull: number;
+}
+
+/**
+ * The realistic page's viewport at full size and as thumbnails, two at a time, the variants
+ * interleaved in each round (their order rotated), with the CPU each takes per capture (the
+ * renderer's browser and this process). The browser draws a thumbnail at its size; `fill`
+ * is drawn, then stretched by sharp.
+ */
+async function resizeTable(
+  renderer: Renderer,
+  url: string,
+  dataDir: string,
+  plan: Plan,
+  failures: Failures,
+  log: (line: string) => void,
+): Promise<ResizeRow[]> {
+  for (const [name, extra] of RESIZE_VARIANTS) {
+    await drive([url], 2, 2, rendererCapture(renderer, extra), failures, `resize ${name} warm-up`);
+  }
+  const runs = new Map<string, Run[]>(RESIZE_VARIANTS.map(([name]) => [name, []]));
+  for (let r = 0; r < plan.resizeRounds; r++) {
+    for (let i = 0; i < RESIZE_VARIANTS.length; i++) {
+      const [name, extra] = RESIZE_VARIANTS[
+        (i + r) % RESIZE_VARIANTS.length
+      ] as (typeof RESIZE_VARIANTS)[number];
+      const run = await drive(
+        [url],
+        plan.resizeCaptures,
+        2,
+        rendererCapture(renderer, extra),
+        failures,
+        `resize ${name}`,
+        () => rendererBrowserPid(dataDir),
+      );
+      runs.get(name)?.push(run);
+    }
+    log(`capture: resize round ${r + 1}/${plan.resizeRounds} done`);
+  }
+  const perCapture = (run: Run | undefined) =>
+    run?.cpu === undefined
+      ? Number.NaN
+      : CPU_PARTS.reduce((sum, part) => sum + (run.cpu?.[part] ?? 0), 0) / run.latencies.length;
+  const full = runs.get('full size') ?? [];
+  return RESIZE_VARIANTS.map(([name]) => {
+    const own = runs.get(name) ?? [];
+    const perRound = own
+      .map((run, r) => perCapture(run) / perCapture(full[r]))
+      .filter(Number.isFinite);
+    return {
+      variant: name,
+      stats: summarize(own),
+      cpuMs: round(cpuPerCapture(own)?.total ?? Number.NaN, 1),
+      vsFull: round(median(perRound)),
+    };
   });
 }
 
@@ -756,6 +838,24 @@ export async function runCaptureBench(
       log,
     );
 
+    log('capture: resized images');
+    const resize = await resizeTable(
+      renderer,
+      urls.realistic[0] as string,
+      dataDir,
+      plan,
+      failures,
+      log,
+    );
+    const thumbnail = resize.find((row) => row.variant === 'image_width 400')?.vsFull ?? Number.NaN;
+    targets.push({
+      name: 'realistic: 400 px wide thumbnail / full size (CPU per capture)',
+      value: thumbnail,
+      threshold: THUMBNAIL_CPU_TARGET,
+      met: thumbnail <= THUMBNAIL_CPU_TARGET,
+      atMost: true,
+    });
+
     // The full service beside the floor, interleaved. Its own renderer (another Chromium)
     // runs only in this phase; the bench renderer is closed first, so both do not compete.
     await renderer.close();
@@ -840,6 +940,7 @@ export async function runCaptureBench(
       service: serviceRows,
       encoding: encoding.rows,
       blocking,
+      resize,
       targets,
       soak,
       failedCaptures: failures.count,
@@ -988,6 +1089,23 @@ export function captureMarkdown(r: CaptureBenchResult): string {
     lines.push(
       `| ${b.variant} | ${b.stats.captures} | ${f1(b.stats.medianMs)} | ${f1(b.stats.p95Ms)} | ` +
         `${b.variant === 'plain' ? 'baseline' : `${f2(b.vsPlain)}x`} |`,
+    );
+  }
+  lines.push(
+    '',
+    '### Resized images (realistic page, 1280x800 PNG viewport, two at a time)',
+    '',
+    'The same frame delivered at full size and smaller (`image_width`, `image_height`, ' +
+      "`image_fit`). CPU: every part (the renderer's browser and Node) per capture; the ratio " +
+      "is the median over rounds of this row's CPU per capture / the full size's, same round.",
+    '',
+    '| Variant | Captures | p50 ms | CPU ms per capture | CPU / full size |',
+    '|---|---|---|---|---|',
+  );
+  for (const row of r.resize) {
+    lines.push(
+      `| ${row.variant} | ${row.stats.captures} | ${f1(row.stats.medianMs)} | ${f1(row.cpuMs)} | ` +
+        `${row.variant === 'full size' ? 'baseline' : `${f2(row.vsFull)}x`} |`,
     );
   }
   lines.push(
