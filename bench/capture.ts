@@ -1024,8 +1024,8 @@ export function captureMarkdown(r: CaptureBenchResult): string {
     'CPU time per capture (ms), over the same rounds at every concurrency: Node is the bench ' +
       "process (the renderer's Node side with its egress proxy, the puppeteer clients, the " +
       'fixture servers), the rest the Chromium tree the captures ran in (exited renderers ' +
-      'included). With two slots on two cores the captures at concurrency 2 and 4 are bound by ' +
-      "it: the floor's total over the renderer's is about what renderer / floor can reach there.",
+      'included). Where the captures at a time keep every core busy they are bound by it: the ' +
+      "floor's total over the renderer's is about what renderer / floor can reach there.",
     '',
     '| Page | Mode | Node | Browser process | GPU | Network | Renderers and the rest | Total | ' +
       "Floor's total / this | This / leave's total |",
