@@ -45,6 +45,12 @@ describe('render warnings', () => {
           'background:#333;color:#fff;font:20px sans-serif;padding:20px">' +
           'We use cookies to measure our audience. Your privacy matters to us.</div>',
       ),
+      // A thin strip along the bottom edge, below every inner sample row.
+      '/consent-strip': page(
+        '<h1>Article</h1><p>Text of the page.</p>' +
+          '<div style="position:fixed;left:0;right:0;bottom:0;height:6%;background:#333;' +
+          'color:#fff;font:14px sans-serif">This site uses cookies. Accept all?</div>',
+      ),
     });
     t = await startRenderer();
   });
@@ -105,5 +111,10 @@ describe('render warnings', () => {
     assert.match(blocked.warnings[0]?.message ?? '', /covers about 40% of the viewport/);
     const plain = await t.render({ url: `${site.origin}/consent` });
     assert.deepEqual(plain.warnings, []);
+    const strip = await t.render({
+      url: `${site.origin}/consent-strip`,
+      blockCookieBanners: true,
+    });
+    assert.deepEqual(codes(strip.warnings), ['banner_remaining']);
   });
 });

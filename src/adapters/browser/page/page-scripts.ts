@@ -198,7 +198,7 @@ export function fontsLoading(max: number): number {
  * back to their start), Web Animations likewise, the caret is hidden, smooth scrolling is off.
  * `hide` selectors get visibility:hidden (each rule on its own, already validated). Answers
  * the page's CaptureState: its fonts, and with `consent` what a consent layer still covers,
- * found from nine points of the viewport (a fixed or sticky layer over them whose text speaks
+ * found from fifteen points of the viewport (a fixed or sticky layer over them whose text speaks
  * of cookies or consent), so that a page of any size costs the same.
  */
 export function freezeAndHide(args: { hide: string[]; consent: boolean }): CaptureState {
@@ -246,7 +246,8 @@ export function freezeAndHide(args: { hide: string[]; consent: boolean }): Captu
     const vh = window.innerHeight;
     const checked = new Set<Element>();
     for (const fx of [0.2, 0.5, 0.8]) {
-      for (const fy of [0.2, 0.5, 0.8]) {
+      // The top and bottom rows too: consent bars are often a strip along either edge.
+      for (const fy of [0.03, 0.2, 0.5, 0.8, 0.97]) {
         let el: Element | null = document.elementFromPoint(vw * fx, vh * fy);
         while (el && el !== document.body && el !== document.documentElement) {
           if (checked.has(el)) break;
