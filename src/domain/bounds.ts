@@ -19,6 +19,8 @@ export const BOUNDS = {
   http: {
     /** A JSON request body; a larger one is 413 (docs/errors.md). */
     bodyBytes: 64 * 1024,
+    /** A capture body with `html` or `markdown` (docs/api.md, "HTML and Markdown"). */
+    documentBodyBytes: 1.5 * 2 ** 20,
     /** A payment-provider webhook delivery (an invoice with many lines is large). */
     webhookBodyBytes: 512 * 1024,
     /** An idle keep-alive connection is closed after this. */
@@ -50,6 +52,10 @@ export const BOUNDS = {
   capture: {
     /** `url`, in characters. */
     urlMaxLength: 2048,
+    /** `html`, in UTF-8 bytes. */
+    maxHtmlBytes: 2 ** 20,
+    /** `markdown`, in UTF-8 bytes. */
+    maxMarkdownBytes: 256 * 1024,
     /** How long a result is served from the cache by default (`cache_ttl`: 15 minutes). */
     cacheTtlMs: 15 * MINUTE_MS,
     /** The longest `cache_ttl` a request may ask for, in seconds (a day). */

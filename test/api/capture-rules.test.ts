@@ -57,7 +57,7 @@ describeEachDatabase('capture request rules', (db) => {
 
   it('answers each malformed field with a 400 naming it', async () => {
     const cases: Array<[unknown, RegExp]> = [
-      [{}, /url is required/],
+      [{}, /one of url, html or markdown is required/],
       [{ url: 'https://example.com', fullpage: true }, /unknown field "fullpage"/],
       [{ url: 'https://example.com', width: '1920' }, /width must be an integer/],
       [{ url: 'https://example.com', width: 0 }, /width must be >= 1/],

@@ -54,4 +54,7 @@ export const CAPTURE_FIELDS = {
   image_width: { type: 'integer', help: 'The delivered image\'s width in px (16 to the plan\'s max_width).' },
   image_height: { type: 'integer', help: 'The delivered image\'s height in px (16 to the plan\'s max_height).' },
   image_fit: { type: 'string', help: 'One of cover, contain, fill. With both image_width and image_height: cover (default) scales the image to cover both and crops it from the top centre; contain scales it to fit inside both (no padding: one side may come out smaller); fill stretches it to both.' },
+  html: { type: 'string', help: 'An HTML document to capture instead of a url (at most 1 MiB).' },
+  markdown: { type: 'string', help: 'GitHub-flavoured Markdown to capture instead of a url (at most 256 KiB), rendered as a readable page in the service\'s stylesheet: light, or dark with dark_mode.' },
+  base_url: { type: 'string', help: 'With html or markdown: the absolute http(s) URL the document is shown at, which its relative links resolve against.' },
 } as const;

@@ -157,6 +157,24 @@ describe('checkDestination', () => {
       family: 4,
     });
   });
+
+  test('.invalid names do not resolve, without asking DNS', async () => {
+    const asked: string[] = [];
+    const p = policy({
+      resolve: async (name) => {
+        asked.push(name);
+        return ['1.1.1.1'];
+      },
+    });
+    for (const host of ['document.invalid', 'DOCUMENT.INVALID.', 'invalid', 'a.b.invalid']) {
+      await assert.rejects(checkDestination(p, host, 443), { code: 'target_unreachable' });
+    }
+    assert.deepEqual(asked, []);
+    assert.deepEqual(await checkDestination(p, 'invalid.example', 443), {
+      address: '1.1.1.1',
+      family: 4,
+    });
+  });
 });
 
 /**

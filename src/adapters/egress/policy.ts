@@ -241,7 +241,7 @@ const SERVICE_CLIENT = 'service';
 /**
  * Decides whether a connection to host:port may be made, and to which address. Literal hosts
  * (in any encoding) skip DNS; `localhost` and `*.localhost` are loopback without asking DNS;
- * any other name is resolved once (through the DNS cache, the lookup counted against
+ * `*.invalid` does not resolve without asking either; any other name is resolved once (through the DNS cache, the lookup counted against
  * `client`), the first address is returned, and the destination is refused if ANY of the
  * returned addresses is not allowed. Non-public addresses, and the machine's own interface
  * addresses, are refused unless allowlisted; the service's own ports are always refused.
@@ -259,6 +259,11 @@ export async function checkDestination(
   if (known !== null) return known;
   const name = normalizeHost(host);
   const shown = shownHost(host);
+  // RFC 6761: names under .invalid never resolve, so none is asked (a document capture's
+  // placeholder address is one; Chromium may preconnect to it before its request is answered).
+  if (name === 'invalid' || name.endsWith('.invalid')) {
+    throw new AppError('target_unreachable', `could not resolve host ${shown}`);
+  }
   let resolved: string[];
   try {
     resolved = await (policy.resolve ?? defaultResolve)(name, client);

@@ -79,8 +79,27 @@ test('a bare request resolves every render option to its default', () => {
       imageWidth: null,
       imageHeight: null,
       imageFit: 'cover',
+      html: null,
     },
   });
+});
+
+test('html is the document; markdown becomes one in the stylesheet; the key is its hash', () => {
+  const doc = resolve({ html: '<p>hello</p>' } as Omit<CaptureInput, 'url'>).render;
+  assert.equal(doc.html, '<p>hello</p>');
+  const md = resolve({ markdown: '# Title\n\n| a |\n|---|\n| 1 |' } as Omit<CaptureInput, 'url'>)
+    .render.html;
+  assert.match(String(md), /^<!doctype html>.*<title>Title<\/title>.*prefers-color-scheme: dark/s);
+  assert.match(String(md), /<h1>Title<\/h1>.*<table>/s);
+  const key = (html: string | null) =>
+    cacheKeyFor('user:1', { ...resolve({}).render, html } as KeyedOptions);
+  assert.equal(key('<p>a</p>'), key('<p>a</p>'));
+  assert.notEqual(key('<p>a</p>'), key('<p>b</p>'));
+  assert.notEqual(key('<p>a</p>'), key(null));
+  assert.equal(
+    refusal({ html: 'é'.repeat(600_000) } as Omit<CaptureInput, 'url'>),
+    'invalid_request: html may be at most 1 MiB (got 1200000 bytes)',
+  );
 });
 
 test('plan rules refuse what the plan does not allow, and cap the viewport', () => {
@@ -203,12 +222,13 @@ test('cache keys are the same as the last release computed: stored entries keep 
   );
 });
 
-test('the request schema is the table: one field per option, url required, nothing else', () => {
+test('the request schema is the table: one field per option, nothing else', () => {
   assert.deepEqual(
     Object.keys(CaptureRequest.properties),
     CAPTURE_OPTIONS.map((o) => o.name),
   );
-  assert.deepEqual(CaptureRequest.required, ['url']);
+  // None: exactly one of url, html or markdown is the pipeline's check (capture-target.ts).
+  assert.equal(CaptureRequest.required, undefined);
   assert.equal((CaptureRequest as { additionalProperties?: unknown }).additionalProperties, false);
   // @ts-expect-error: the input type comes from the schema, so an unknown format is a type error.
   const bad: CaptureInput = { url: 'https://example.com/', format: 'gif' };

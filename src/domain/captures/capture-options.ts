@@ -22,6 +22,7 @@ import type {
 import { delay } from './options/delay.ts';
 import { device } from './options/device.ts';
 import { deviceScaleFactor } from './options/device-scale-factor.ts';
+import { baseUrl, html, markdown } from './options/document.ts';
 import { failOn } from './options/fail-on.ts';
 import { failOnHttpError } from './options/fail-on-http-error.ts';
 import { format } from './options/format.ts';
@@ -124,6 +125,9 @@ export const CAPTURE_OPTIONS = [
   imageWidth,
   imageHeight,
   imageFit,
+  html,
+  markdown,
+  baseUrl,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

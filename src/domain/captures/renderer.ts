@@ -19,7 +19,13 @@ export type WaitUntil = 'load' | 'domcontentloaded' | 'networkidle0' | 'networki
  * modules in `options/`. A new render option adds its field here.
  */
 export interface RenderOptions {
+  /** The address the page is opened at: the url, or where the document stands. */
   url: string;
+  /**
+   * The document shown at `url` instead of fetching it (`html`, or `markdown` rendered);
+   * null: a page fetched from the url.
+   */
+  html: string | null;
   format: ImageFormat;
   /** 1-100, used for jpeg/webp. */
   quality: number;

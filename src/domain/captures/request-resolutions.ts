@@ -2,13 +2,18 @@ import { LRUCache } from 'lru-cache';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import type { Plan } from '../plans.ts';
 import { type CaptureInput, cacheKeyFor, resolveCaptureOptions } from './capture-options.ts';
+import { captureTarget } from './capture-target.ts';
 import type { CredentialDigest } from './options/define.ts';
 import type { TargetGuard } from './ports.ts';
 import type { RenderOptions } from './renderer.ts';
 
 /** What a capture request resolves to before its cache lookup. */
 export interface Resolution {
-  url: URL;
+  /**
+   * The address the egress rules check before the render: the url, or a document's base_url;
+   * null for a document without one (nothing is fetched for it).
+   */
+  url: URL | null;
   /** Frozen: one object serves every repeat of the request. */
   render: Readonly<RenderOptions>;
   fresh: boolean;
@@ -78,7 +83,7 @@ export class RequestResolutions {
     let memo = this.#byPlan.get(plan);
     const kept = memoKey === null ? undefined : memo?.get(memoKey);
     if (kept !== undefined) {
-      this.#guard.screen(kept.url);
+      if (kept.url !== null) this.#guard.screen(kept.url);
       return kept;
     }
     const resolution = this.#resolveAnew(input, plan, cacheOwner);
@@ -99,11 +104,11 @@ export class RequestResolutions {
   }
 
   #resolveAnew(input: CaptureInput, plan: Readonly<Plan>, cacheOwner: string): Resolution {
-    const url = this.#guard.parse(input.url);
-    const { render, fresh, cacheTtlMs } = resolveCaptureOptions(input, url, plan);
-    this.#guard.screen(url);
+    const target = captureTarget(this.#guard, input);
+    const { render, fresh, cacheTtlMs } = resolveCaptureOptions(input, target.navigation, plan);
+    if (target.checked !== null) this.#guard.screen(target.checked);
     return {
-      url,
+      url: target.checked,
       render: deepFreeze(render),
       fresh,
       cacheTtlMs,

@@ -242,7 +242,7 @@ async function rendered(
   ctx: CaptureContext,
   options: {
     caller: CaptureCaller;
-    url: URL;
+    url: URL | null;
     render: RenderOptions;
     cacheKey: string;
     fresh: boolean;
@@ -254,7 +254,7 @@ async function rendered(
   const { caller, render, cacheKey, fresh, cacheTtlMs } = options;
   const charge = options.charge ?? ((work) => work());
   // DNS only now: a cache hit needs none, and a refusal here still returns the unit.
-  await ctx.guard.check(options.url, caller.client);
+  if (options.url !== null) await ctx.guard.check(options.url, caller.client);
   const once = () =>
     renderOnce(ctx, {
       cacheKey,

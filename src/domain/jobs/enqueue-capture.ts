@@ -1,6 +1,7 @@
 import type { CaptureInput } from '../captures/capture-options.ts';
 import { resolveCaptureOptions } from '../captures/capture-options.ts';
 import { reserveMonthly } from '../captures/capture-screenshot.ts';
+import { captureTarget } from '../captures/capture-target.ts';
 import type { TargetGuard } from '../captures/ports.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { CaptureJob, User } from '../store.ts';
@@ -22,9 +23,9 @@ export async function enqueueCapture(
   const { user, keyId, input } = options;
   const plan = ctx.plans[user.plan];
   const { async: _async, webhook_url: hook, ...capture } = input;
-  const url = ctx.guard.parse(capture.url);
-  resolveCaptureOptions(input, url, plan);
-  ctx.guard.screen(url);
+  const target = captureTarget(ctx.guard, capture);
+  resolveCaptureOptions(input, target.navigation, plan);
+  if (target.checked !== null) ctx.guard.screen(target.checked);
   const webhookUrl = hook === undefined ? null : await checkWebhookUrl(ctx.guard, hook, user);
   const id = newJobId();
 

@@ -1267,8 +1267,8 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Absolute http(s) URL of the page, at most 2,048 characters. */
-                        url: string;
+                        /** @description Absolute http(s) URL of the page, at most 2,048 characters. Exactly one of url, html or markdown. */
+                        url?: string;
                         /**
                          * @description Default png; webp and pdf are Pro-only (plan data). pdf: a PDF of the page, with the pdf_* options.
                          * @enum {string}
@@ -1404,6 +1404,12 @@ export interface paths {
                          * @enum {string}
                          */
                         image_fit?: "cover" | "contain" | "fill";
+                        /** @description An HTML document to capture instead of a url (at most 1 MiB). Exactly one of url, html or markdown. Everything it loads goes through the same address rules as a url capture; its relative links resolve against base_url (without it they load nothing). Request bodies with html or markdown may be up to 1.5 MiB. */
+                        html?: string;
+                        /** @description GitHub-flavoured Markdown to capture instead of a url (at most 256 KiB), rendered as a readable page in the service's stylesheet: light, or dark with dark_mode. Exactly one of url, html or markdown; base_url as for html. */
+                        markdown?: string;
+                        /** @description With html or markdown: the absolute http(s) URL the document is shown at, which its relative links resolve against. Checked like url; nothing is fetched from it for the document itself. */
+                        base_url?: string;
                     };
                 };
             };
@@ -1628,7 +1634,7 @@ export interface paths {
         };
         /**
          * Signed render link: capture, then redirect to the hosted image
-         * @description For `<img src>` in pages and emails. The capture options are query parameters with the body's names and rules (a list is repeated parameters; clip, headers, cookies, http_auth, response_type, metadata, async, webhook_url and fresh are not allowed; cache_ttl is at least 60), plus `key_id`, `expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex HMAC-SHA256 of the canonical query (every parameter but `signature`, each name and value percent-encoded as RFC 3986, sorted by name then value, joined with `&`), keyed with the key's signing secret. A link answered from the result cache costs no quota unit; one that renders costs one. Link requests draw on the key's own per-minute window (the plan's link_requests_per_minute), not on the account's capture rate.
+         * @description For `<img src>` in pages and emails. The capture options are query parameters with the body's names and rules (a list is repeated parameters; clip, headers, cookies, http_auth, response_type, metadata, async, webhook_url, fresh, html, markdown and base_url are not allowed; cache_ttl is at least 60), plus `key_id`, `expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex HMAC-SHA256 of the canonical query (every parameter but `signature`, each name and value percent-encoded as RFC 3986, sorted by name then value, joined with `&`), keyed with the key's signing secret. A link answered from the result cache costs no quota unit; one that renders costs one. Link requests draw on the key's own per-minute window (the plan's link_requests_per_minute), not on the account's capture rate.
          */
         get: {
             parameters: {

@@ -38,7 +38,7 @@ import { captureWarnings } from './capture-warnings.ts';
 import { ContextReset, RESET_TIMEOUT_MS } from './context-reset.ts';
 import { EmulationState } from './emulation-state.ts';
 import { earlyPaintReady, frame, screenshot } from './framing.ts';
-import { RequestInterception } from './interception.ts';
+import { documentAddress, RequestInterception } from './interception.ts';
 import { NetworkWatch } from './network-watch.ts';
 import { blockServiceWorkers } from './page-scripts.ts';
 import { printPdf } from './pdf.ts';
@@ -174,6 +174,7 @@ export class CapturePage {
     }
     if (!this.usable) throw new AppError('internal_error', this.#broken ?? 'page not usable');
     const run = new CaptureRun(this.#page, this.#cdp, this.#settings);
+    run.documentUrl = documentAddress(options);
     const forward = (): void => run.fail(signal.reason);
     signal.addEventListener('abort', forward, { once: true });
     this.#run = run;

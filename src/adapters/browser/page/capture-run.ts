@@ -82,6 +82,11 @@ export class CaptureRun implements StepPage {
   /** Scheme of a non-http(s) redirect, which Chromium ends as ERR_ABORTED. */
   unsafeRedirect: string | null = null;
   readonly checks = new Set<Promise<void>>();
+  /**
+   * A document capture's address (`html`, `markdown`): its main-frame navigation is answered
+   * with the document by the browser (interception.ts), never fetched, so never checked.
+   */
+  documentUrl: string | null = null;
 
   constructor(page: Page, cdp: CDPSession, settings: CaptureSettings) {
     this.page = page;

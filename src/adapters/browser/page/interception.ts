@@ -3,15 +3,53 @@
  * have request rules (request-rules.ts decides, per request) turns puppeteer's interception on:
  * every paused request is blocked, or let go with the headers meant for its target. For the
  * other captures our own session's Fetch pauses every request only to cancel authentication
- * challenges, and lets it go at once. Either way a request is paused once.
+ * challenges, and lets it go at once. Either way a request is paused once. A document capture
+ * (`html`, `markdown`) is answered here too: its main-frame navigation gets the document.
  */
 import type { CDPSession, HTTPRequest, Page } from 'puppeteer-core';
+import { DOCUMENT_URL } from '../../../domain/captures/capture-target.ts';
 import type { RenderOptions } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { noop } from '../process/abort.ts';
 import type { FilterLists } from './filter-lists.ts';
 import { isMainDocument } from './network-watch.ts';
 import { type RequestMatcher, type RequestRules, requestRulesFor } from './request-rules.ts';
+
+/**
+ * Where a document capture's document is answered: its address without the fragment, as
+ * Chromium requests it; null for a capture of a page fetched from its URL.
+ */
+export function documentAddress(o: RenderOptions): string | null {
+  if (o.html === null) return null;
+  const url = new URL(o.url);
+  url.hash = '';
+  return url.href;
+}
+
+const PLACEHOLDER_ORIGIN = new URL(DOCUMENT_URL).origin;
+
+/** What the browser answers itself for a document capture, per request. */
+type DocumentVerdict = 'document' | 'refuse' | null;
+
+/** A document capture's own answers, decided per request (null: not this capture's business). */
+interface DocumentAnswers {
+  address: string;
+  html: string;
+}
+
+function documentVerdict(
+  doc: DocumentAnswers | null,
+  url: string,
+  mainDocument: boolean,
+): DocumentVerdict {
+  if (doc === null) return null;
+  if (mainDocument && url === doc.address) return 'document';
+  // The placeholder's name never resolves: refused here, so no lookup is even tried for it.
+  if (url.startsWith(`${PLACEHOLDER_ORIGIN}/`)) return 'refuse';
+  return null;
+}
+
+const DOCUMENT_HEADERS = [{ name: 'Content-Type', value: 'text/html; charset=utf-8' }];
 
 /** Our own session's Fetch: every request, for its authentication challenges only. */
 const AUTH_ONLY_FETCH = { handleAuthRequests: true, patterns: [{ urlPattern: '*' }] };
@@ -24,6 +62,8 @@ export class RequestInterception {
   #rules: RequestRules | null = null;
   /** Whether Chromium pauses the page's requests for #rules (only while a capture needs it). */
   #intercepting = false;
+  /** The document of the capture in progress, if it carried one (see apply). */
+  #document: DocumentAnswers | null = null;
 
   constructor(page: Page, cdp: CDPSession, lists: FilterLists | undefined) {
     this.#page = page;
@@ -43,7 +83,22 @@ export class RequestInterception {
   start(): Promise<unknown> {
     const cdp = this.#cdp;
     cdp.on('Fetch.requestPaused', (event) => {
-      cdp.send('Fetch.continueRequest', { requestId: event.requestId }).catch(noop);
+      const { requestId } = event;
+      const mainDocument =
+        event.resourceType === 'Document' && event.frameId === this.#mainFrameId();
+      const verdict = documentVerdict(this.#document, event.request.url, mainDocument);
+      const answer =
+        verdict === 'document'
+          ? cdp.send('Fetch.fulfillRequest', {
+              requestId,
+              responseCode: 200,
+              responseHeaders: DOCUMENT_HEADERS,
+              body: Buffer.from(this.#document?.html ?? '').toString('base64'),
+            })
+          : verdict === 'refuse'
+            ? cdp.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' })
+            : cdp.send('Fetch.continueRequest', { requestId });
+      answer.catch(noop);
     });
     cdp.on('Fetch.authRequired', (event) => {
       cdp
@@ -62,6 +117,8 @@ export class RequestInterception {
    * (start) is on whenever puppeteer's is off, so a request is paused once.
    */
   async apply(o: RenderOptions): Promise<void> {
+    const address = documentAddress(o);
+    this.#document = address === null || o.html === null ? null : { address, html: o.html };
     this.#rules = requestRulesFor(o, await this.#listMatchers(o));
     const wanted = this.#rules !== null;
     if (wanted === this.#intercepting) return;
@@ -76,6 +133,12 @@ export class RequestInterception {
       wanted ? this.#cdp.send('Fetch.disable') : this.#cdp.send('Fetch.enable', AUTH_ONLY_FETCH),
     ]);
     this.#intercepting = wanted;
+  }
+
+  /** The page's main frame id (puppeteer keeps it as `_id`), for the paused requests' frameId. */
+  #mainFrameId(): string | undefined {
+    const id = (this.#page.mainFrame() as unknown as { _id?: unknown })._id;
+    return typeof id === 'string' ? id : undefined;
   }
 
   async #listMatchers(o: RenderOptions): Promise<RequestMatcher[]> {
@@ -95,10 +158,24 @@ export class RequestInterception {
    */
   answer(request: HTTPRequest): void {
     if (request.interceptResolutionState().action !== 'none') return;
+    const mainDocument = isMainDocument(this.#page, request);
+    const own = documentVerdict(this.#document, request.url(), mainDocument);
+    if (own !== null) {
+      const answered =
+        own === 'document'
+          ? request.respond({
+              status: 200,
+              headers: { 'content-type': DOCUMENT_HEADERS[0]?.value ?? '' },
+              body: this.#document?.html ?? '',
+            })
+          : request.abort('blockedbyclient');
+      answered.catch(noop);
+      return;
+    }
     const verdict = this.#rules?.decide({
       url: request.url(),
       resourceType: request.resourceType(),
-      mainDocument: isMainDocument(this.#page, request),
+      mainDocument,
       sourceUrl: request.frame()?.url() ?? '',
     }) ?? { block: false, headers: null };
     let answer: Promise<void>;

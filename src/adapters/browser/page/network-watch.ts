@@ -160,7 +160,8 @@ export class NetworkWatch {
       return;
     }
     const check = this.#checkNavigation;
-    if (!check) return;
+    // A document the request carried, answered by the browser at its address: nothing fetched.
+    if (!check || request.url() === run.documentUrl) return;
     const pending = check(url).then(noop, (err: unknown) => {
       run.fail(
         isAppError(err)

@@ -361,6 +361,10 @@ export const OPTION_STEPS = {
   image_width: { readBy: ['frame', 'screenshot'] },
   image_height: { readBy: ['frame', 'screenshot'] },
   image_fit: { readBy: ['frame', 'screenshot'] },
+  // The document is the main frame's answer (interception.ts) at the url (`load`).
+  html: { readBy: ['requests', 'load'] },
+  markdown: {}, // rendered into html
+  base_url: {}, // resolved into url
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**

@@ -50,7 +50,7 @@ export interface CaptureOption<
 > {
   readonly name: Name;
   readonly schema: Schema;
-  /** Only `url`: every other option may be left out. */
+  /** Required in every request (none is now: url, html or markdown, capture-target.ts). */
   readonly required?: Required;
   /**
    * The request's value (undefined when left out) -> the resolved fields it sets: the

@@ -8,6 +8,7 @@ import { enqueueCapture } from '../../../domain/jobs/enqueue-capture.ts';
 import { statusUrl } from '../../../domain/jobs/job-answer.ts';
 import { toIso } from '../../../lib/time.ts';
 import { requireApiKey } from '../../auth.ts';
+import { captureBodyLimit } from '../../capture-body-limit.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App, RouteDeps } from '../../types.ts';
 import { CaptureAnswer, CaptureRequest } from './schemas.ts';
@@ -40,6 +41,8 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
         },
       },
       onRequest: [deps.apiKeyHook, deps.rateLimits.captureHook()],
+      // 64 KiB, or 1.5 MiB with a document (html, markdown).
+      ...captureBodyLimit,
     },
     async (request, reply) => {
       const auth = requireApiKey(request);

@@ -22,6 +22,9 @@ const NOT_IN_LINKS: Readonly<Record<string, string>> = {
   async: 'a link answers with the image, not a job',
   webhook_url: 'a link answers with the image, not a job',
   fresh: 'every replay would render anew and cost a unit; cache_ttl bounds the age instead',
+  html: 'a link captures a url; POST /v1/screenshots takes documents',
+  markdown: 'a link captures a url; POST /v1/screenshots takes documents',
+  base_url: 'a link captures a url; POST /v1/screenshots takes documents',
 };
 
 const properties = (CaptureRequest as unknown as { properties: Record<string, TSchema> })
