@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { PNG } from 'pngjs';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
 import { type Ran, runProcess } from '../helpers/subprocess.ts';
@@ -18,9 +19,15 @@ const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'packages', 'client', 'src', 'cli.ts');
 
 /** The CLI (or another build of it) as a subprocess with only `env` and PATH. */
-const cli = (args: string[], env: Record<string, string>, script = CLI): Promise<Ran> =>
+const cli = (
+  args: string[],
+  env: Record<string, string>,
+  script = CLI,
+  stdin?: string,
+): Promise<Ran> =>
   runProcess(process.execPath, [script, ...args], {
     env: { PATH: process.env.PATH ?? '', ...env },
+    ...(stdin === undefined ? {} : { stdin }),
   });
 
 /**
@@ -37,6 +44,9 @@ describe('shotsmith CLI', () => {
     site = await startSite({
       '/': page('<h1 style="font:40px sans-serif">cli</h1>'),
       '/titled': page('<p>titled</p>', `<title>${TITLE}</title>`),
+      '/dot.png': (_req, res) => {
+        res.writeHead(404).end();
+      },
     });
     t = await startApp({
       db: 'sqlite',
@@ -130,6 +140,47 @@ describe('shotsmith CLI', () => {
     assert.match(queued.stderr, /^succeeded job_\w+$/m);
     assert.equal((JSON.parse(queued.stdout) as { status: string }).status, 'succeeded');
     assert.equal(imageSize(await readFile(file)).width, 320);
+  });
+
+  it('captures an HTML file and Markdown from stdin, and says what is wrong with them', async () => {
+    const { env } = await account();
+    const html = path.join(dir, 'card.html');
+    await writeFile(html, '<body style="margin:0;background:#f00"><img src="dot.png"></body>');
+    const file = path.join(dir, 'card.png');
+    const based = [`--document-base-url=${site.origin}/`];
+    const ran = await cli(['capture', '--html-file', html, ...based, ...small, '-o', file], env);
+    assert.equal(ran.code, 0, ran.stderr);
+    const png = PNG.sync.read(await readFile(file));
+    const at = (100 * 320 + 200) * 4; // away from the image's broken-image icon
+    assert.deepEqual(
+      [png.width, png.height, ...png.data.subarray(at, at + 3)],
+      [320, 200, 255, 0, 0],
+    );
+    assert.equal(site.hits.get('/dot.png'), 1, 'the relative image loads from the base');
+
+    const md = await cli(
+      ['capture', '--markdown-file', '-', ...small, '--dark-mode', '--json'],
+      env,
+      CLI,
+      '# From stdin\n\nHello.',
+    );
+    assert.equal(md.code, 0, md.stderr);
+    assert.equal((JSON.parse(md.stdout) as { width: number }).width, 320);
+
+    const big = path.join(dir, 'big.md');
+    await writeFile(big, 'x'.repeat(256 * 1024 + 1));
+    for (const [args, pattern] of [
+      [['capture', '--html-file', html, '--markdown-file', big], /one of --html-file or/],
+      [['capture', '--markdown-file', big], /big\.md is 262145 bytes: markdown may be at most/],
+      [['capture', '--html-file', path.join(dir, 'missing.html')], /cannot read/],
+      [['capture', `${site.origin}/`, '--document-base-url', site.origin], /goes with --html/],
+      [['capture', '--html-file', html, `${site.origin}/`], /unexpected argument/],
+      [['capture', '--html', '<p>x</p>'], /unknown option --html/],
+    ] as const) {
+      const refused = await cli([...args], env);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, pattern);
+    }
   });
 
   it('prints a signed render link the service accepts', async () => {

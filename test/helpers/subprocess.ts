@@ -10,14 +10,15 @@ export interface Ran {
 export function runProcess(
   command: string,
   args: readonly string[],
-  options: { cwd?: string; env: Record<string, string> },
+  options: { cwd?: string; env: Record<string, string>; stdin?: string },
 ): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn(command, args, {
       ...(options.cwd ? { cwd: options.cwd } : {}),
       env: options.env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [options.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
+    if (options.stdin !== undefined) child.stdin?.end(options.stdin);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => {

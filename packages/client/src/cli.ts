@@ -5,7 +5,7 @@
  * option is a flag named after its field (`full_page` is `--full-page`); `shotsmith help`
  * lists them. Exit codes (EXIT below) let scripts tell a refusal from an outage.
  */
-import { writeFile } from 'node:fs/promises';
+import { readFile, stat, writeFile } from 'node:fs/promises';
 import { CAPTURE_FIELDS } from './capture-fields.ts';
 import { Shotsmith } from './client.ts';
 import { ShotsmithError } from './errors.ts';
@@ -56,7 +56,17 @@ const printJson = (value: unknown): string =>
 type FieldType = 'string' | 'integer' | 'number' | 'boolean' | 'array' | 'object';
 const FIELDS = CAPTURE_FIELDS as Record<string, { type: FieldType; help: string }>;
 /** Flags the CLI sets itself, per command, rather than as capture options. */
-const OWN_FIELDS = new Set(['url', 'async', 'webhook_url', 'response_type']);
+const OWN_FIELDS = new Set([
+  'url',
+  'async',
+  'webhook_url',
+  'response_type',
+  // A document comes from a file (--html-file, --markdown-file), its base from
+  // --document-base-url: --base-url is the service's address.
+  'html',
+  'markdown',
+  'base_url',
+]);
 
 const flagName = (field: string) => `--${field.replace(/_/g, '-')}`;
 const fieldName = (flag: string) => flag.replace(/^--/, '').replace(/-/g, '_');
@@ -82,6 +92,9 @@ const CLI_FLAGS: Record<string, 'value' | 'switch'> = {
   'key-id': 'value',
   'expires-in': 'value',
   quiet: 'switch',
+  'html-file': 'value',
+  'markdown-file': 'value',
+  'document-base-url': 'value',
   help: 'switch',
   h: 'switch',
 };
@@ -166,6 +179,7 @@ const HELP = `shotsmith: screenshots from the command line (Shotsmith API)
 
 Usage:
   shotsmith capture <url> [options] [-o FILE] [--json] [--async [--webhook-url URL]]
+  shotsmith capture --html-file FILE | --markdown-file FILE [--document-base-url URL] [...]
   shotsmith usage [--json]
   shotsmith list [--limit N] [--cursor C] [--json]
   shotsmith delete <id>
@@ -177,7 +191,9 @@ http://localhost:8080), SHOTSMITH_SIGNING_SECRET (for link).
 
 capture without -o prints the image URL; with -o it writes the image (one round trip).
 --json prints the API's answer as JSON. --async queues the capture (Pro) and waits for it,
-with a progress line on stderr (--quiet hides it).
+with a progress line on stderr (--quiet hides it). --html-file and --markdown-file capture a
+document instead of a URL (- reads it from stdin; at most 1 MiB of HTML, 256 KiB of
+Markdown); --document-base-url is where it stands (its relative links resolve there).
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad command line, 3 key refused, 4 quota or rate
 limit, 5 request refused (400/404), 6 service or target failed, 7 service unreachable.
@@ -195,6 +211,8 @@ interface Io {
   stderr: (text: string) => void;
   /** Whether stderr is a terminal (the progress line redraws itself). */
   tty: boolean;
+  /** Standard input, read whole (`--html-file -`). */
+  stdin?: () => Promise<string>;
 }
 
 function client(parsed: Parsed, io: Io): Shotsmith {
@@ -235,10 +253,64 @@ function progress(io: Io, quiet: boolean) {
   };
 }
 
+/** The service's bounds of a document (docs/api.md, "HTML and Markdown"), in bytes. */
+const DOCUMENT_BYTES = { html: 1024 * 1024, markdown: 256 * 1024 } as const;
+
+/** A document file's text, or stdin's for `-`; a file over the bound is refused unread. */
+async function readDocument(
+  kind: keyof typeof DOCUMENT_BYTES,
+  path: string,
+  io: Io,
+): Promise<string> {
+  const max = DOCUMENT_BYTES[kind];
+  const limit = `${kind} may be at most ${max / 1024} KiB`;
+  if (path === '-') {
+    const text = await (io.stdin ?? (() => Promise.resolve('')))();
+    if (Buffer.byteLength(text) > max) throw new UsageError(`stdin: ${limit}`);
+    return text;
+  }
+  let size: number;
+  try {
+    size = (await stat(path)).size;
+  } catch {
+    throw new UsageError(`--${kind}-file: cannot read ${path}`);
+  }
+  if (size > max) throw new UsageError(`${path} is ${size} bytes: ${limit}`);
+  return readFile(path, 'utf8');
+}
+
+/** What the capture shows: the URL argument, or a document from --html-file/--markdown-file. */
+async function captureSource(
+  parsed: Parsed,
+  io: Io,
+): Promise<{ what: string; source: Record<string, string> }> {
+  const htmlFile = parsed.flags.get('html-file');
+  const markdownFile = parsed.flags.get('markdown-file');
+  const base = parsed.flags.get('document-base-url');
+  const files = [htmlFile, markdownFile].filter((f) => typeof f === 'string');
+  if (files.length === 0) {
+    if (base !== undefined) {
+      throw new UsageError('--document-base-url goes with --html-file or --markdown-file');
+    }
+    const url = one(parsed, 'a URL (or --html-file / --markdown-file)');
+    return { what: url, source: { url } };
+  }
+  if (files.length > 1) throw new UsageError('give one of --html-file or --markdown-file');
+  const extra = parsed.positionals[1];
+  if (extra !== undefined) {
+    throw new UsageError(`unexpected argument "${extra}" (the document is the page)`);
+  }
+  const kind = typeof htmlFile === 'string' ? 'html' : 'markdown';
+  const file = String(htmlFile ?? markdownFile);
+  const source: Record<string, string> = { [kind]: await readDocument(kind, file, io) };
+  if (typeof base === 'string') source.base_url = base;
+  return { what: file === '-' ? `${kind} from stdin` : file, source };
+}
+
 async function capture(parsed: Parsed, io: Io): Promise<void> {
-  const url = one(parsed, 'a URL');
+  const { what, source } = await captureSource(parsed, io);
   const api = client(parsed, io);
-  const options = { ...parsed.options, url } as CaptureOptions;
+  const options = { ...parsed.options, ...source } as CaptureOptions;
   const output = parsed.flags.get('output') ?? parsed.flags.get('o');
   const json = parsed.flags.has('json');
   const line = progress(io, parsed.flags.has('quiet'));
@@ -261,7 +333,7 @@ async function capture(parsed: Parsed, io: Io): Promise<void> {
     io.stdout(json ? printJson(done) : `${printable(done.image_url)}\n`);
     return;
   }
-  line.show(`capturing ${printable(url)}`);
+  line.show(`capturing ${printable(what)}`);
   if (typeof output === 'string') {
     const image = await api.captureImage(options);
     line.done();
@@ -455,5 +527,16 @@ if (import.meta.main) {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
     tty: Boolean(process.stderr.isTTY),
+    stdin: async () => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of process.stdin) {
+        chunks.push(chunk as Buffer);
+        size += (chunk as Buffer).length;
+        // Past the largest document: enough to refuse it, without reading the rest.
+        if (size > DOCUMENT_BYTES.html) break;
+      }
+      return Buffer.concat(chunks).toString('utf8');
+    },
   });
 }
