@@ -144,6 +144,24 @@ describe('dashboard (browser)', () => {
     await page.getByLabel('Image width').fill('');
     await page.getByLabel('Image height').fill('');
     assert.deepEqual(await bodyOf(), body);
+    // A document instead of the URL, with its base; back to the URL after.
+    const { url: _url, ...rest } = body;
+    await page.getByLabel('Capture', { exact: true }).selectOption('markdown');
+    await page.getByLabel('Markdown').fill('# Notes');
+    await page.getByLabel('Base URL (optional)').fill(`${site.origin}/docs/`);
+    assert.deepEqual(await bodyOf(), {
+      markdown: '# Notes',
+      base_url: `${site.origin}/docs/`,
+      ...rest,
+    });
+    await page.getByLabel('Capture', { exact: true }).selectOption('html');
+    assert.deepEqual(await bodyOf(), {
+      html: '# Notes',
+      base_url: `${site.origin}/docs/`,
+      ...rest,
+    });
+    await page.getByLabel('Capture', { exact: true }).selectOption('url');
+    assert.deepEqual(await bodyOf(), body);
     // The page-context controls add their fields, and only when filled in.
     await page.getByText('Page context').click();
     await page.getByLabel('Locale').fill('de-DE');

@@ -9,7 +9,13 @@ import { normalizeUrl } from '../../shared/format.ts';
 
 /** The form's state, one entry a control, as typed (turned into the API's fields by captureBody). */
 export interface Options {
+  /** What the capture shows: the page at `url`, or `document` as HTML or Markdown. */
+  source: string;
   url: string;
+  /** The HTML or Markdown document, as typed. */
+  document: string;
+  /** Where the document stands (its relative links resolve there); empty: nowhere. */
+  baseUrl: string;
   format: string;
   width: number;
   height: number;
@@ -60,7 +66,10 @@ export interface Options {
 
 /** What the form shows before anyone changes it: the API's defaults. */
 export const DEFAULT_OPTIONS: Options = {
+  source: 'url',
   url: 'https://example.com',
+  document: '',
+  baseUrl: '',
   format: 'png',
   width: 1280,
   height: 800,
@@ -165,7 +174,7 @@ export function parseSide(text: string): number | null {
 /** The JSON body for the options, leaving out what equals the API's defaults. */
 export function captureBody(o: Options): Record<string, unknown> {
   return {
-    url: normalizeUrl(o.url) || 'https://example.com',
+    ...source(o),
     format: o.format,
     ...(o.device ? { device: o.device } : { width: o.width, height: o.height }),
     ...(o.fullPage && o.format !== 'pdf' ? { full_page: true } : {}),
@@ -203,6 +212,15 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.format === 'pdf' && o.pdfSinglePage ? { pdf_single_page: true } : {}),
     ...imageSize(o),
   };
+}
+
+/** The page (`url`) or the document (`html`, `markdown`, with its `base_url`). */
+function source(o: Options): Record<string, unknown> {
+  if (o.source !== 'html' && o.source !== 'markdown') {
+    return { url: normalizeUrl(o.url) || 'https://example.com' };
+  }
+  const base = normalizeUrl(o.baseUrl);
+  return { [o.source]: o.document, ...(base ? { base_url: base } : {}) };
 }
 
 function imageSize(o: Options): Record<string, unknown> {

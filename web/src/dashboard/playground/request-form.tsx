@@ -1,7 +1,7 @@
 import { type FormEvent, type ReactNode, useId } from 'react';
 import { formatNumber } from '../../shared/format.ts';
 import type { Plan } from '../../shared/plans.ts';
-import { Check, InputField, NumberField, SelectField } from '../fields.tsx';
+import { Check, InputField, NumberField, SelectField, TextAreaField } from '../fields.tsx';
 import { SkeletonText } from '../ui.tsx';
 import { parseSide } from './capture-body.ts';
 import type { OptionsForm } from './use-playground.ts';
@@ -40,13 +40,39 @@ export function RequestForm({
   return (
     <form className="stack" onSubmit={onSubmit} noValidate>
       {keyField}
-      <InputField
-        label="Page URL"
-        type="text"
-        inputMode="url"
-        spellCheck={false}
-        {...text('url')}
-      />
+      <SelectField label="Capture" {...text('source')}>
+        <option value="url">A page at a URL</option>
+        <option value="html">HTML</option>
+        <option value="markdown">Markdown</option>
+      </SelectField>
+      {options.source === 'url' ? (
+        <InputField
+          label="Page URL"
+          type="text"
+          inputMode="url"
+          spellCheck={false}
+          {...text('url')}
+        />
+      ) : (
+        <>
+          <TextAreaField
+            label={options.source === 'html' ? 'HTML document' : 'Markdown'}
+            mono
+            rows={8}
+            spellCheck={false}
+            maxLength={options.source === 'html' ? 1_048_576 : 262_144}
+            {...text('document')}
+          />
+          <InputField
+            label="Base URL (optional)"
+            type="text"
+            inputMode="url"
+            spellCheck={false}
+            placeholder="https://example.com/ (relative links resolve here)"
+            {...text('baseUrl')}
+          />
+        </>
+      )}
       <div className="field-row">
         <SelectField label="Format" {...text('format')}>
           {FORMATS.map((f) => (
