@@ -207,6 +207,8 @@ export interface EncodingRow {
 export interface CaptureBenchResult {
   blocking: BlockingRow[];
   resize: ResizeRow[];
+  /** The realistic page by its URL and as `html` (its own document). */
+  documents: ResizeRow[];
   viewport: typeof VIEWPORT;
   slots: number;
   plan: Plan;
@@ -457,50 +459,58 @@ export interface ResizeRow {
 }
 
 /**
- * The realistic page's viewport at full size and as thumbnails, two at a time, the variants
- * interleaved in each round (their order rotated), with the CPU each takes per capture (the
- * renderer's browser and this process). The browser draws a thumbnail at its size; `fill`
- * is drawn, then stretched by sharp.
+ * Variants of one capture of the realistic page, two at a time, interleaved in each round
+ * (their order rotated), with the CPU each takes per capture (the renderer's browser and this
+ * process), against the first variant of the same round. The resize table: the browser draws
+ * a thumbnail at its size, `fill` is drawn then stretched by sharp. The document table: the
+ * page's own HTML sent as `html` (answered by the browser at its address) beside the URL.
  */
-async function resizeTable(
+async function cpuTable(
   renderer: Renderer,
   url: string,
   dataDir: string,
   plan: Plan,
   failures: Failures,
   log: (line: string) => void,
+  table: { name: string; variants: ReadonlyArray<readonly [string, Partial<RenderOptions>]> },
 ): Promise<ResizeRow[]> {
-  for (const [name, extra] of RESIZE_VARIANTS) {
-    await drive([url], 2, 2, rendererCapture(renderer, extra), failures, `resize ${name} warm-up`);
+  const { variants } = table;
+  for (const [name, extra] of variants) {
+    await drive(
+      [url],
+      2,
+      2,
+      rendererCapture(renderer, extra),
+      failures,
+      `${table.name} ${name} warm-up`,
+    );
   }
-  const runs = new Map<string, Run[]>(RESIZE_VARIANTS.map(([name]) => [name, []]));
+  const runs = new Map<string, Run[]>(variants.map(([name]) => [name, []]));
   for (let r = 0; r < plan.resizeRounds; r++) {
-    for (let i = 0; i < RESIZE_VARIANTS.length; i++) {
-      const [name, extra] = RESIZE_VARIANTS[
-        (i + r) % RESIZE_VARIANTS.length
-      ] as (typeof RESIZE_VARIANTS)[number];
+    for (let i = 0; i < variants.length; i++) {
+      const [name, extra] = variants[(i + r) % variants.length] as (typeof variants)[number];
       const run = await drive(
         [url],
         plan.resizeCaptures,
         2,
         rendererCapture(renderer, extra),
         failures,
-        `resize ${name}`,
+        `${table.name} ${name}`,
         () => rendererBrowserPid(dataDir),
       );
       runs.get(name)?.push(run);
     }
-    log(`capture: resize round ${r + 1}/${plan.resizeRounds} done`);
+    log(`capture: ${table.name} round ${r + 1}/${plan.resizeRounds} done`);
   }
   const perCapture = (run: Run | undefined) =>
     run?.cpu === undefined
       ? Number.NaN
       : CPU_PARTS.reduce((sum, part) => sum + (run.cpu?.[part] ?? 0), 0) / run.latencies.length;
-  const full = runs.get('full size') ?? [];
-  return RESIZE_VARIANTS.map(([name]) => {
+  const base = runs.get(variants[0]?.[0] ?? '') ?? [];
+  return variants.map(([name]) => {
     const own = runs.get(name) ?? [];
     const perRound = own
-      .map((run, r) => perCapture(run) / perCapture(full[r]))
+      .map((run, r) => perCapture(run) / perCapture(base[r]))
       .filter(Number.isFinite);
     return {
       variant: name,
@@ -509,6 +519,22 @@ async function resizeTable(
       vsFull: round(median(perRound)),
     };
   });
+}
+
+/** An html capture of a page's document costs at most this much CPU of the URL capture's. */
+const DOCUMENT_CPU_TARGET = 1;
+
+/** The document table's variants: the page by its URL, then its HTML sent at that address. */
+async function documentVariants(
+  url: string,
+): Promise<ReadonlyArray<readonly [string, Partial<RenderOptions>]>> {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url} answered ${res.status}`);
+  const html = await res.text();
+  return [
+    ['url', {}],
+    ['html (its document)', { html }],
+  ];
 }
 
 interface PlainPage {
@@ -839,13 +865,14 @@ export async function runCaptureBench(
     );
 
     log('capture: resized images');
-    const resize = await resizeTable(
+    const resize = await cpuTable(
       renderer,
       urls.realistic[0] as string,
       dataDir,
       plan,
       failures,
       log,
+      { name: 'resize', variants: RESIZE_VARIANTS },
     );
     const thumbnail = resize.find((row) => row.variant === 'image_width 400')?.vsFull ?? Number.NaN;
     targets.push({
@@ -854,6 +881,26 @@ export async function runCaptureBench(
       threshold: THUMBNAIL_CPU_TARGET,
       met: thumbnail <= THUMBNAIL_CPU_TARGET,
       atMost: true,
+    });
+
+    log('capture: html and url');
+    const documents = await cpuTable(
+      renderer,
+      urls.realistic[0] as string,
+      dataDir,
+      plan,
+      failures,
+      log,
+      { name: 'document', variants: await documentVariants(urls.realistic[0] as string) },
+    );
+    const asHtml = documents[1]?.vsFull ?? Number.NaN;
+    targets.push({
+      name: 'realistic: html capture of its document / url capture (CPU per capture)',
+      value: asHtml,
+      threshold: DOCUMENT_CPU_TARGET,
+      met: asHtml <= DOCUMENT_CPU_TARGET,
+      atMost: true,
+      beside: `p50 ${f0(documents[1]?.stats.medianMs ?? Number.NaN)} ms vs ${f0(documents[0]?.stats.medianMs ?? Number.NaN)} ms`,
     });
 
     // The full service beside the floor, interleaved. Its own renderer (another Chromium)
@@ -941,6 +988,7 @@ export async function runCaptureBench(
       encoding: encoding.rows,
       blocking,
       resize,
+      documents,
       targets,
       soak,
       failedCaptures: failures.count,
@@ -1106,6 +1154,23 @@ export function captureMarkdown(r: CaptureBenchResult): string {
     lines.push(
       `| ${row.variant} | ${row.stats.captures} | ${f1(row.stats.medianMs)} | ${f1(row.cpuMs)} | ` +
         `${row.variant === 'full size' ? 'baseline' : `${f2(row.vsFull)}x`} |`,
+    );
+  }
+  lines.push(
+    '',
+    '### HTML in place of a URL (realistic page, 1280x800 PNG viewport, two at a time)',
+    '',
+    'The realistic page by its URL, and its own document sent as `html` at the same address ' +
+      '(the browser answers the navigation itself; every subresource still loads through the ' +
+      'egress proxy). CPU as in the table above, against the URL capture of the same round.',
+    '',
+    '| Variant | Captures | p50 ms | CPU ms per capture | CPU / url |',
+    '|---|---|---|---|---|',
+  );
+  for (const row of r.documents ?? []) {
+    lines.push(
+      `| ${row.variant} | ${row.stats.captures} | ${f1(row.stats.medianMs)} | ${f1(row.cpuMs)} | ` +
+        `${row.variant === 'url' ? 'baseline' : `${f2(row.vsFull)}x`} |`,
     );
   }
   lines.push(

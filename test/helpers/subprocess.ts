@@ -21,10 +21,10 @@ export function runProcess(
     if (options.stdin !== undefined) child.stdin?.end(options.stdin);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => {
+    child.stdout?.on('data', (d) => {
       stdout += String(d);
     });
-    child.stderr.on('data', (d) => {
+    child.stderr?.on('data', (d) => {
       stderr += String(d);
     });
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
