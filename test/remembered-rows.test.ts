@@ -84,6 +84,7 @@ describe('remembered rows [sqlite]', () => {
       cacheKey,
       targetStatus: 200,
       metadata: null,
+      content: null,
       createdAt,
       expiresAt,
     }) satisfies NewScreenshot;

@@ -56,6 +56,8 @@ export const BOUNDS = {
     maxHtmlBytes: 2 ** 20,
     /** `markdown`, in UTF-8 bytes. */
     maxMarkdownBytes: 256 * 1024,
+    /** Each file of a capture's `content` (HTML, text, Markdown), in UTF-8 bytes; cut there. */
+    maxContentBytes: 5 * 2 ** 20,
     /** How long a result is served from the cache by default (`cache_ttl`: 15 minutes). */
     cacheTtlMs: 15 * MINUTE_MS,
     /** The longest `cache_ttl` a request may ask for, in seconds (a day). */

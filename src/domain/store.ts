@@ -1,4 +1,5 @@
 import type { BillingState, SubscriptionStatus } from './billing/subscription-state.ts';
+import type { ContentKind } from './captures/formats.ts';
 import type { PageMetadata } from './captures/renderer.ts';
 import type { CaptureWarning } from './captures/warnings.ts';
 import type { PlanName } from './plans.ts';
@@ -201,8 +202,16 @@ export interface ScreenshotRecord {
   targetStatus: number | null;
   /** What `metadata: true` read from the page; null without it. */
   metadata: PageMetadata | null;
+  /** The page's content stored beside the image (`content`); null without it. */
+  content: StoredContent | null;
   createdAt: number;
   expiresAt: number;
+}
+
+/** Which content files a record has (`${token}.html`, ...), and whether one was cut. */
+export interface StoredContent {
+  kinds: ContentKind[];
+  truncated: boolean;
 }
 
 export type NewScreenshot = Omit<ScreenshotRecord, 'id'>;

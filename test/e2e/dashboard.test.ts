@@ -147,7 +147,7 @@ describe('dashboard (browser)', () => {
     // A document instead of the URL, with its base; back to the URL after.
     const { url: _url, ...rest } = body;
     await page.getByLabel('Capture', { exact: true }).selectOption('markdown');
-    await page.getByLabel('Markdown').fill('# Notes');
+    await page.getByLabel('Markdown document').fill('# Notes');
     await page.getByLabel('Base URL (optional)').fill(`${site.origin}/docs/`);
     assert.deepEqual(await bodyOf(), {
       markdown: '# Notes',
@@ -178,6 +178,8 @@ describe('dashboard (browser)', () => {
     await page.getByLabel('Fail when the page answers 4xx or 5xx').check();
     await page.getByLabel('Clip region (x, y, w, h)').fill('0, 10, 200, 100');
     await page.getByLabel('Page metadata in the answer (title, description, Open Graph)').check();
+    await page.getByLabel('Visible text').check();
+    await page.getByLabel('HTML (the DOM)').check();
     const withActions = await page.getByLabel('The request as a curl command').innerText();
     assert.deepEqual(
       JSON.parse(withActions.slice(withActions.indexOf("-d '") + 4, withActions.lastIndexOf("'"))),
@@ -187,8 +189,11 @@ describe('dashboard (browser)', () => {
         fail_on_http_error: true,
         clip: { x: 0, y: 10, width: 200, height: 100 },
         metadata: true,
+        content: ['html', 'text'],
       },
     );
+    await page.getByLabel('Visible text').uncheck();
+    await page.getByLabel('HTML (the DOM)').uncheck();
     await page.getByLabel('Page metadata in the answer (title, description, Open Graph)').uncheck();
     await page.getByLabel('Click (selector)').fill('');
     await page.getByLabel('Fail when the page answers 4xx or 5xx').uncheck();

@@ -57,4 +57,5 @@ export const CAPTURE_FIELDS = {
   html: { type: 'string', help: 'An HTML document to capture instead of a url (at most 1 MiB).' },
   markdown: { type: 'string', help: 'GitHub-flavoured Markdown to capture instead of a url (at most 256 KiB), rendered as a readable page in the service\'s stylesheet: light, or dark with dark_mode.' },
   base_url: { type: 'string', help: 'With html or markdown: the absolute http(s) URL the document is shown at, which its relative links resolve against.' },
+  content: { type: 'array', help: 'One of html, text, markdown. Keep the rendered page\'s content beside the image: "html" (its DOM as HTML), "text" (its visible text), "markdown" (its DOM as Markdown); any of them.' },
 } as const;

@@ -1410,6 +1410,8 @@ export interface paths {
                         markdown?: string;
                         /** @description With html or markdown: the absolute http(s) URL the document is shown at, which its relative links resolve against. Checked like url; nothing is fetched from it for the document itself. */
                         base_url?: string;
+                        /** @description Keep the rendered page's content beside the image: "html" (its DOM as HTML), "text" (its visible text), "markdown" (its DOM as Markdown); any of them. Each is hosted with the image's retention, at most 5 MiB (cut there, content_truncated). The answer adds content: {html?, text?, markdown?} URLs. */
+                        content?: ("html" | "text" | "markdown")[];
                     };
                 };
             };
@@ -1463,6 +1465,26 @@ export interface paths {
                                 };
                                 icon_url: string | null;
                             };
+                            /** @description Only with `content`: where each kind asked for is hosted, with the image's retention. */
+                            content?: {
+                                /**
+                                 * Format: uri
+                                 * @description The DOM as HTML.
+                                 */
+                                html?: string;
+                                /**
+                                 * Format: uri
+                                 * @description The visible text.
+                                 */
+                                text?: string;
+                                /**
+                                 * Format: uri
+                                 * @description The DOM as Markdown.
+                                 */
+                                markdown?: string;
+                            };
+                            /** @description Only with `content`: a file was cut at 5 MiB. */
+                            content_truncated?: boolean;
                         };
                     };
                 };
@@ -1634,7 +1656,7 @@ export interface paths {
         };
         /**
          * Signed render link: capture, then redirect to the hosted image
-         * @description For `<img src>` in pages and emails. The capture options are query parameters with the body's names and rules (a list is repeated parameters; clip, headers, cookies, http_auth, response_type, metadata, async, webhook_url, fresh, html, markdown and base_url are not allowed; cache_ttl is at least 60), plus `key_id`, `expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex HMAC-SHA256 of the canonical query (every parameter but `signature`, each name and value percent-encoded as RFC 3986, sorted by name then value, joined with `&`), keyed with the key's signing secret. A link answered from the result cache costs no quota unit; one that renders costs one. Link requests draw on the key's own per-minute window (the plan's link_requests_per_minute), not on the account's capture rate.
+         * @description For `<img src>` in pages and emails. The capture options are query parameters with the body's names and rules (a list is repeated parameters; clip, headers, cookies, http_auth, response_type, metadata, content, async, webhook_url, fresh, html, markdown and base_url are not allowed; cache_ttl is at least 60), plus `key_id`, `expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex HMAC-SHA256 of the canonical query (every parameter but `signature`, each name and value percent-encoded as RFC 3986, sorted by name then value, joined with `&`), keyed with the key's signing secret. A link answered from the result cache costs no quota unit; one that renders costs one. Link requests draw on the key's own per-minute window (the plan's link_requests_per_minute), not on the account's capture rate.
          */
         get: {
             parameters: {
@@ -2219,7 +2241,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A hosted screenshot (URL from image_url) */
+        /** A hosted screenshot (URL from image_url), or its content (URLs from content) */
         get: {
             parameters: {
                 query?: never;
@@ -2231,7 +2253,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description The image bytes. */
+                /** @description The image bytes, or the content file (UTF-8 text). */
                 200: {
                     headers: {
                         [name: string]: unknown;

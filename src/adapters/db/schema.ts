@@ -143,6 +143,8 @@ export interface ScreenshotsTable {
   metadata: string | null;
   /** CaptureWarning[] as JSON; null on records made before warnings existed (none). */
   warnings: string | null;
+  /** StoredContent as JSON (`content`); null without it. */
+  content: string | null;
   created_at: Millis;
   expires_at: Millis;
 }

@@ -7,7 +7,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { PageMetadata } from '../../domain/captures/renderer.ts';
 import type { CaptureWarning } from '../../domain/captures/warnings.ts';
-import type { ScreenshotRecord, ScreenshotStore } from '../../domain/store.ts';
+import type { ScreenshotRecord, ScreenshotStore, StoredContent } from '../../domain/store.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import type { DialectName } from './connect.ts';
 import { type HotPath, rawRunner, turnBatcher } from './hot-path.ts';
@@ -34,6 +34,7 @@ const toScreenshot = (row: Selectable<ScreenshotsTable>): ScreenshotRecord => ({
   targetStatus: row.target_status,
   metadata: row.metadata === null ? null : (JSON.parse(row.metadata) as PageMetadata),
   warnings: row.warnings === null ? [] : (JSON.parse(row.warnings) as CaptureWarning[]),
+  content: row.content === null ? null : (JSON.parse(row.content) as StoredContent),
   createdAt: row.created_at,
   expiresAt: row.expires_at,
 });
@@ -146,6 +147,7 @@ export function screenshotStore(
           target_status: r.targetStatus,
           metadata: r.metadata === null ? null : JSON.stringify(r.metadata),
           warnings: r.warnings.length === 0 ? null : JSON.stringify(r.warnings),
+          content: r.content === null ? null : JSON.stringify(r.content),
           created_at: r.createdAt,
           expires_at: r.expiresAt,
         })

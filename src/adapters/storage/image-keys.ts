@@ -1,21 +1,30 @@
-import { FORMATS, IMAGE_FORMATS } from '../../domain/captures/formats.ts';
+import {
+  CONTENT_FILES,
+  CONTENT_KINDS,
+  FORMATS,
+  IMAGE_FORMATS,
+} from '../../domain/captures/formats.ts';
 import { AppError } from '../../domain/errors.ts';
 
 /** Image keys and the checks both storage backends share (the port is domain/image-storage.ts). */
 
 /**
  * A key's extension and its Content-Type: each format's file extension (`jpg`) and, as keys
- * have always allowed, the format's own name (`jpeg`).
+ * have always allowed, the format's own name (`jpeg`); and the page's content files stored
+ * beside an image (`html`, `txt`, `md`, UTF-8 text).
  */
-const CONTENT_TYPES = new Map<string, string>(
-  IMAGE_FORMATS.flatMap((name) => {
+const CONTENT_TYPES = new Map<string, string>([
+  ...IMAGE_FORMATS.flatMap((name) => {
     const { ext, contentType } = FORMATS[name];
     return [
       [name, contentType],
       [ext, contentType],
-    ];
+    ] as const;
   }),
-);
+  ...CONTENT_KINDS.map(
+    (kind) => [CONTENT_FILES[kind].ext, CONTENT_FILES[kind].contentType] as const,
+  ),
+]);
 
 const IMAGE_KEY = new RegExp(`^[A-Za-z0-9_-]{16,128}\\.(${[...CONTENT_TYPES.keys()].join('|')})$`);
 
@@ -62,7 +71,7 @@ export function assertValidPut(
     throw new AppError('internal_error', 'Image body must be a Buffer.');
   }
   const given = meta?.contentType?.split(';')[0]?.trim().toLowerCase();
-  if (given !== expected) {
+  if (given !== expected.split(';')[0]) {
     throw new AppError(
       'internal_error',
       `Content type does not match the image key extension (expected ${expected}).`,

@@ -1,6 +1,7 @@
 import { type Static, type TSchema, Type } from 'typebox';
 import { toIso } from '../../lib/time.ts';
-import { imageUrl } from './ports.ts';
+import { BOUNDS } from '../bounds.ts';
+import { contentUrl, imageUrl } from './ports.ts';
 import type { CaptureOutcome } from './run-capture.ts';
 import { CaptureWarning } from './warnings.ts';
 
@@ -50,6 +51,27 @@ export const CaptureAnswer = Type.Object({
       { description: 'Only with `metadata: true`; absent values are null.' },
     ),
   ),
+  content: Type.Optional(
+    Type.Object(
+      {
+        html: Type.Optional(Type.String({ format: 'uri', description: 'The DOM as HTML.' })),
+        text: Type.Optional(Type.String({ format: 'uri', description: 'The visible text.' })),
+        markdown: Type.Optional(
+          Type.String({ format: 'uri', description: 'The DOM as Markdown.' }),
+        ),
+      },
+      {
+        description:
+          "Only with `content`: where each kind asked for is hosted, with the image's " +
+          'retention.',
+      },
+    ),
+  ),
+  content_truncated: Type.Optional(
+    Type.Boolean({
+      description: `Only with \`content\`: a file was cut at ${BOUNDS.capture.maxContentBytes / 2 ** 20} MiB.`,
+    }),
+  ),
 });
 
 export type CaptureAnswer = Static<typeof CaptureAnswer>;
@@ -74,5 +96,13 @@ export function captureAnswer(
     ...(record.fullPage || record.truncated ? { truncated: record.truncated } : {}),
     warnings: record.warnings,
     ...(record.metadata !== null ? { metadata: record.metadata } : {}),
+    ...(record.content !== null
+      ? {
+          content: Object.fromEntries(
+            record.content.kinds.map((k) => [k, contentUrl(ctx, record, k)]),
+          ),
+          content_truncated: record.content.truncated,
+        }
+      : {}),
   };
 }

@@ -80,6 +80,7 @@ test('a bare request resolves every render option to its default', () => {
       imageHeight: null,
       imageFit: 'cover',
       html: null,
+      content: [],
     },
   });
 });

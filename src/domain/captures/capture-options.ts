@@ -11,6 +11,7 @@ import { blockTrackers } from './options/block-trackers.ts';
 import { cacheTtl } from './options/cache-ttl.ts';
 import { click } from './options/click.ts';
 import { clip } from './options/clip.ts';
+import { content } from './options/content.ts';
 import { cookies } from './options/cookies.ts';
 import { darkMode } from './options/dark-mode.ts';
 import type {
@@ -128,6 +129,7 @@ export const CAPTURE_OPTIONS = [
   html,
   markdown,
   baseUrl,
+  content,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

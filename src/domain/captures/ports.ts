@@ -3,6 +3,7 @@ import type { DomainContext } from '../context.ts';
 import type { ImageStorage } from '../image-storage.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
+import { CONTENT_FILES, type ContentKind } from './formats.ts';
 import type { Renderer } from './renderer.ts';
 import type { RequestResolutions } from './request-resolutions.ts';
 
@@ -63,3 +64,10 @@ export const imageUrl = (
   ctx: { publicUrl: string },
   record: Pick<ScreenshotRecord, 'token' | 'ext'>,
 ): string => `${ctx.publicUrl}/images/${record.token}.${record.ext}`;
+
+/** Where one kind of a record's content is hosted: beside its image, the same token. */
+export const contentUrl = (
+  ctx: { publicUrl: string },
+  record: Pick<ScreenshotRecord, 'token'>,
+  kind: ContentKind,
+): string => `${ctx.publicUrl}/images/${record.token}.${CONTENT_FILES[kind].ext}`;

@@ -2,15 +2,16 @@ import { randomToken } from '../../lib/crypto.ts';
 import { HOUR_MS } from '../../lib/time.ts';
 import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
-import type { ScreenshotRecord } from '../store.ts';
-import { FORMATS } from './formats.ts';
+import type { ScreenshotRecord, StoredContent } from '../store.ts';
+import { CONTENT_FILES, CONTENT_KINDS, FORMATS } from './formats.ts';
 import type { CaptureContext } from './ports.ts';
 import type { RenderClient, RenderOptions } from './renderer.ts';
 import { rejectionMessage } from './warnings.ts';
 
 /**
- * Renders, stores the image under an unguessable token (128 random bits), then records it.
- * Nothing is left behind on failure: an image whose record could not be written is deleted.
+ * Renders, stores the image (and the page's content files, `content`) under an unguessable
+ * token (128 random bits), then records it. Nothing is left behind on failure: files whose
+ * record could not be written are deleted.
  * A render with a warning its `failOn` names is a 422 `capture_rejected` before anything is
  * stored (the caller gives its unit back, as for any failure).
  */
@@ -43,11 +44,34 @@ export async function renderAndStore(
   const expiresAt = now + options.plan.retention_hours * HOUR_MS;
   const token = randomToken(16);
   const { ext, contentType } = FORMATS[result.format];
-  const key = `${token}.${ext}`;
-  await ctx.storage.put(key, result.image, {
-    contentType,
-    expiresAt: new Date(expiresAt),
-  });
+  const kinds = CONTENT_KINDS.filter((k) => result.content[k] !== undefined);
+  const content: StoredContent | null =
+    kinds.length === 0
+      ? null
+      : { kinds, truncated: kinds.some((k) => result.content[k]?.truncated === true) };
+  // The image and its content files: every key is tried, and on any failure all are deleted.
+  const files = [
+    { key: `${token}.${ext}`, body: result.image, contentType },
+    ...kinds.map((k) => ({
+      key: `${token}.${CONTENT_FILES[k].ext}`,
+      body: result.content[k]?.bytes ?? Buffer.alloc(0),
+      contentType: CONTENT_FILES[k].contentType,
+    })),
+  ];
+  const removeAll = () => Promise.all(files.map((f) => ctx.storage.delete(f.key).catch(() => {})));
+  const stored = await Promise.allSettled(
+    files.map((f) =>
+      ctx.storage.put(f.key, f.body, {
+        contentType: f.contentType,
+        expiresAt: new Date(expiresAt),
+      }),
+    ),
+  );
+  const failed = stored.find((s) => s.status === 'rejected');
+  if (failed) {
+    await removeAll();
+    throw failed.reason;
+  }
   try {
     const record = await ctx.store.screenshots.insert({
       userId: options.userId,
@@ -68,12 +92,13 @@ export async function renderAndStore(
       cacheKey: options.cacheKey,
       targetStatus: result.targetStatus,
       metadata: result.metadata,
+      content,
       createdAt: now,
       expiresAt,
     });
     return { ...record, renderMs: result.renderMs };
   } catch (err) {
-    await ctx.storage.delete(key).catch(() => {});
+    await removeAll();
     throw err;
   }
 }

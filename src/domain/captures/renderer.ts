@@ -3,7 +3,7 @@
  * `adapters/browser/` implements it (Chromium behind the egress proxy), and tests or
  * benchmarks may stand in their own.
  */
-import type { ImageFormat } from './formats.ts';
+import type { ContentKind, ImageFormat } from './formats.ts';
 import type { CaptureWarning, WarningCode } from './warnings.ts';
 
 /** What a capture produces: an image, or (`pdf`) a document; formats.ts is their table. */
@@ -100,7 +100,18 @@ export interface RenderOptions {
   imageHeight: number | null;
   /** With both sides: how the image meets them (cover crops from the top centre). */
   imageFit: ImageFit;
+  /** The page's content to keep beside the image (`content`), in CONTENT_KINDS order. */
+  content: readonly ContentKind[];
 }
+
+/** One kind of the page's content as read: its UTF-8 bytes, cut at the bound. */
+export interface PageContentFile {
+  bytes: Buffer;
+  /** Cut at BOUNDS.capture.maxContentBytes. */
+  truncated: boolean;
+}
+
+export type PageContent = Partial<Record<ContentKind, PageContentFile>>;
 
 /** `image_fit` values. */
 export const IMAGE_FITS = ['cover', 'contain', 'fill'] as const;
@@ -173,6 +184,8 @@ export interface RenderResult {
   targetStatus: number | null;
   /** null unless `metadata` was asked for. */
   metadata: PageMetadata | null;
+  /** The kinds `content` asked for; empty without it. */
+  content: PageContent;
   renderMs: number;
   /** ms of the wait for the page at rest (0 when it was skipped). */
   settleMs: number;

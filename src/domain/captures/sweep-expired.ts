@@ -1,6 +1,7 @@
 import type { Clock } from '../../lib/time.ts';
 import type { ImageStorage } from '../image-storage.ts';
 import type { Store } from '../store.ts';
+import { storedKeys } from './formats.ts';
 
 /**
  * Deletes expired records and their images. Each record is claimed (deleted) in the
@@ -21,11 +22,13 @@ export async function sweepExpired(
   for (let i = 0; i < maxBatches; i++) {
     const claimed = await ctx.store.screenshots.claimExpired(ctx.clock(), batchSize);
     for (const record of claimed) {
-      const key = `${record.token}.${record.ext}`;
-      try {
-        await ctx.storage.delete(key);
-      } catch (err) {
-        options.onError?.(err, key);
+      // The image and its content files (`content`).
+      for (const key of storedKeys(record)) {
+        try {
+          await ctx.storage.delete(key);
+        } catch (err) {
+          options.onError?.(err, key);
+        }
       }
     }
     swept += claimed.length;

@@ -40,6 +40,7 @@ import { EmulationState } from './emulation-state.ts';
 import { earlyPaintReady, frame, screenshot } from './framing.ts';
 import { documentAddress, RequestInterception } from './interception.ts';
 import { NetworkWatch } from './network-watch.ts';
+import { readContent } from './page-content.ts';
 import { blockServiceWorkers } from './page-scripts.ts';
 import { printPdf } from './pdf.ts';
 import { ACTIVITY_PROBE_ARGS, activityProbe, SETTLE_MAX_MS, settle } from './settle.ts';
@@ -221,19 +222,22 @@ export class CapturePage {
     await waitAfterLoad(run, o);
     const rest = await settle(run, o, this.#settings.settleMaxMs ?? SETTLE_MAX_MS);
     const meta = o.metadata ? await metadata(run, o, targetStatus) : null;
+    // The page at rest, before the capture freezes or hides anything in it.
+    const content = await readContent(run, o);
     const state = await prepareCapture(run, o);
+    const read = { targetStatus, metadata: meta, content, settleMs: rest.waitedMs };
     if (o.format === 'pdf') {
       const pdf = await printPdf(run, o);
       // A single-page PDF lays the page out at the paper's width with print media.
       this.#emulation.forget();
       const warnings = await captureWarnings(run, o, { state, rest }, pdf, null);
-      return { ...pdf, warnings, targetStatus, metadata: meta, settleMs: rest.waitedMs };
+      return { ...pdf, warnings, ...read };
     }
     const framed = await frame(run, o, paintReady);
     await run.settleChecks();
     const captured = { ...(await screenshot(run, o, framed)), truncated: framed.truncated };
     const warnings = await captureWarnings(run, o, { state, rest }, captured, framed);
-    return { ...captured, warnings, targetStatus, metadata: meta, settleMs: rest.waitedMs };
+    return { ...captured, warnings, ...read };
   }
 
   /**

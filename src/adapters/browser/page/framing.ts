@@ -316,7 +316,10 @@ export async function screenshot(
   o: RenderOptions,
   frame: ImageFrame,
 ): Promise<
-  Omit<CaptureOutput, 'truncated' | 'targetStatus' | 'metadata' | 'warnings' | 'settleMs'>
+  Omit<
+    CaptureOutput,
+    'truncated' | 'targetStatus' | 'metadata' | 'warnings' | 'settleMs' | 'content'
+  >
 > {
   run.enter('capture', 'capturing the image');
   const shot = await run.step(

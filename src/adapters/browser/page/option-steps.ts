@@ -62,12 +62,16 @@ export interface StepPage {
   readonly lists: FilterLists | null;
 }
 
-/** The capture's fixed steps (capture-steps.ts, interception.ts, framing.ts, pdf.ts), by name. */
+/**
+ * The capture's fixed steps (capture-steps.ts, interception.ts, page-content.ts, framing.ts,
+ * pdf.ts), by name.
+ */
 type FixedStep =
   | 'viewport'
   | 'requests'
   | 'load'
   | 'metadata'
+  | 'content'
   | 'prepareCapture'
   | 'frame'
   | 'screenshot'
@@ -365,6 +369,7 @@ export const OPTION_STEPS = {
   html: { readBy: ['requests', 'load'] },
   markdown: {}, // rendered into html
   base_url: {}, // resolved into url
+  content: { readBy: ['content'] },
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**

@@ -48,7 +48,7 @@ export function pdfPageCount(pdf: Buffer): number {
 export async function printPdf(
   run: CaptureRun,
   o: RenderOptions,
-): Promise<Omit<CaptureOutput, 'targetStatus' | 'metadata' | 'warnings' | 'settleMs'>> {
+): Promise<Omit<CaptureOutput, 'targetStatus' | 'metadata' | 'warnings' | 'settleMs' | 'content'>> {
   const cdp = run.cdp;
   const settle = settles(o);
   // The height bound in CSS px: a PDF has no device pixels.

@@ -19,6 +19,7 @@ const NOT_IN_LINKS: Readonly<Record<string, string>> = {
   http_auth: 'an object',
   response_type: 'about the JSON answer, and a link answers a redirect',
   metadata: 'about the JSON answer, and a link answers a redirect',
+  content: 'about the JSON answer, and a link answers a redirect',
   async: 'a link answers with the image, not a job',
   webhook_url: 'a link answers with the image, not a job',
   fresh: 'every replay would render anew and cost a unit; cache_ttl bounds the age instead',

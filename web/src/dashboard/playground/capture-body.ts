@@ -62,6 +62,8 @@ export interface Options {
   imageHeight: string;
   /** With both: cover, contain or fill. */
   imageFit: string;
+  /** The page's content kept beside the image: html, text, markdown. */
+  content: string[];
 }
 
 /** What the form shows before anyone changes it: the API's defaults. */
@@ -107,7 +109,11 @@ export const DEFAULT_OPTIONS: Options = {
   imageWidth: '',
   imageHeight: '',
   imageFit: 'cover',
+  content: [],
 };
+
+/** The kinds `content` takes, in the API's order. */
+export const CONTENT_KINDS = ['html', 'text', 'markdown'] as const;
 
 type ResourceKind = NonNullable<CaptureRequestBody['block_resources']>[number];
 
@@ -211,6 +217,9 @@ export function captureBody(o: Options): Record<string, unknown> {
     ...(o.format === 'pdf' && o.pdfLandscape ? { pdf_landscape: true } : {}),
     ...(o.format === 'pdf' && o.pdfSinglePage ? { pdf_single_page: true } : {}),
     ...imageSize(o),
+    ...(o.content.length > 0
+      ? { content: CONTENT_KINDS.filter((k) => o.content.includes(k)) }
+      : {}),
   };
 }
 

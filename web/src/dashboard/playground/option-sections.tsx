@@ -1,6 +1,6 @@
 import type { Device } from '../../shared/devices.ts';
 import { Check, InputField, SelectField, TextAreaField } from '../fields.tsx';
-import { RESOURCE_KINDS } from './capture-body.ts';
+import { CONTENT_KINDS, RESOURCE_KINDS } from './capture-body.ts';
 import type { OptionsForm } from './use-playground.ts';
 
 /**
@@ -133,6 +133,25 @@ export function PageActionsSection({ form: { options, set, text, flag } }: { for
       <Check {...flag('metadata')}>
         Page metadata in the answer (title, description, Open Graph)
       </Check>
+      <fieldset className="stack">
+        <legend>Keep the page's content beside the image</legend>
+        <div className="checks">
+          {CONTENT_KINDS.map((kind) => (
+            <Check
+              key={kind}
+              checked={options.content.includes(kind)}
+              onCheckedChange={(checked) =>
+                set(
+                  'content',
+                  CONTENT_KINDS.filter((k) => (k === kind ? checked : options.content.includes(k))),
+                )
+              }
+            >
+              {kind === 'html' ? 'HTML (the DOM)' : kind === 'text' ? 'Visible text' : 'Markdown'}
+            </Check>
+          ))}
+        </div>
+      </fieldset>
       <InputField
         label="Cache TTL (seconds)"
         fieldClass="field-narrow"

@@ -56,7 +56,7 @@ export function RequestForm({
       ) : (
         <>
           <TextAreaField
-            label={options.source === 'html' ? 'HTML document' : 'Markdown'}
+            label={options.source === 'html' ? 'HTML document' : 'Markdown document'}
             mono
             rows={8}
             spellCheck={false}

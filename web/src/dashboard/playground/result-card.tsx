@@ -93,6 +93,18 @@ function CaptureOutcome({
           <dt>Kept until</dt>
           <dd>{formatDateTime(result.expires_at)}</dd>
         </div>
+        {result.content && (
+          <div>
+            <dt>Content{result.content_truncated ? ' (cut at 5 MiB)' : ''}</dt>
+            <dd>
+              {Object.entries(result.content).map(([kind, url]) => (
+                <a key={kind} href={url} target="_blank" rel="noreferrer" className="content-link">
+                  {kind}
+                </a>
+              ))}
+            </dd>
+          </div>
+        )}
         {result.warnings.length > 0 && (
           <div>
             <dt>Warnings</dt>
