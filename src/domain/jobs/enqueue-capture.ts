@@ -3,6 +3,7 @@ import { resolveCaptureOptions } from '../captures/capture-options.ts';
 import { reserveMonthly } from '../captures/capture-screenshot.ts';
 import type { TargetGuard } from '../captures/ports.ts';
 import { AppError, isAppError } from '../errors.ts';
+import type { Plan } from '../plans.ts';
 import type { CaptureJob, User } from '../store.ts';
 import { newJobId } from './job-answer.ts';
 import { sealCredentials } from './job-credentials.ts';
@@ -22,9 +23,7 @@ export async function enqueueCapture(
   const { user, keyId, input } = options;
   const plan = ctx.plans[user.plan];
   const { async: _async, webhook_url: hook, ...capture } = input;
-  const url = ctx.guard.parse(capture.url);
-  resolveCaptureOptions(input, url, plan);
-  ctx.guard.screen(url);
+  checkCapture(ctx, plan, input);
   const webhookUrl = hook === undefined ? null : await checkWebhookUrl(ctx.guard, hook, user);
   const id = newJobId();
 
@@ -63,8 +62,23 @@ export async function enqueueCapture(
   }
 }
 
+/**
+ * What an async capture is checked for before anything is held (400s cost nothing): the
+ * plan's rules and the target's screen without DNS (its address is checked when it runs).
+ * A batch checks each of its requests with it too (enqueue-batch.ts).
+ */
+export function checkCapture(ctx: JobContext, plan: Readonly<Plan>, input: CaptureInput): void {
+  const url = ctx.guard.parse(input.url);
+  resolveCaptureOptions(input, url, plan);
+  ctx.guard.screen(url);
+}
+
 /** A target's rules, the messages naming `webhook_url`. */
-async function checkWebhookUrl(guard: TargetGuard, raw: string, user: User): Promise<string> {
+export async function checkWebhookUrl(
+  guard: TargetGuard,
+  raw: string,
+  user: User,
+): Promise<string> {
   try {
     const url = guard.parse(raw);
     guard.screen(url);
@@ -84,15 +98,20 @@ async function checkWebhookUrl(guard: TargetGuard, raw: string, user: User): Pro
 const RETRY_SECONDS = 5;
 
 /** The hold expired before the job was written (the database was away for a whole lease). */
-const holdLost = () =>
+export const holdLost = (): AppError =>
   new AppError('overloaded', 'the capture could not be queued in time, retry shortly', {
     headers: { 'Retry-After': String(RETRY_SECONDS) },
   });
 
-function tooManyJobs(max: number, plan: string, now: number): AppError {
+export function tooManyJobs(
+  max: number,
+  plan: string,
+  now: number,
+  message = `${max} async captures are already queued or rendering (the ${plan} plan's max_queued_jobs); retry when one has finished.`,
+): AppError {
   return new AppError('rate_limited', 'too many queued jobs', {
     body: {
-      message: `${max} async captures are already queued or rendering (the ${plan} plan's max_queued_jobs); retry when one has finished.`,
+      message,
       success: false,
       limit: max,
       used: max,
