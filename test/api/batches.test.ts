@@ -161,6 +161,7 @@ for (const variant of VARIANTS) {
         [...jobIds].sort(),
         'one screenshot.succeeded per job',
       );
+      for (const e of shots) assert.equal((e.data as Json).batch_id, queued.batch_id);
       const completed = events.filter((e) => e.type === 'batch.completed');
       assert.equal(completed.length, 1);
       assert.deepEqual(completed[0]?.data, {
@@ -187,6 +188,7 @@ for (const variant of VARIANTS) {
       );
       for (const job of jobs) {
         assert.equal(job.status, 'succeeded');
+        assert.equal(job.batch_id, queued.batch_id);
         assert.match(String(job.image_url), /\/images\/[A-Za-z0-9_-]{22}\.png$/);
         assert.deepEqual([job.width, job.height], [320, 200]);
         // The same answer as the job's own status URL.

@@ -34,6 +34,8 @@ export function jobAnswer(ctx: { publicUrl: string }, job: CaptureJob): Record<s
     status: job.status,
     status_url: statusUrl(ctx, job.id),
     created_at: toIso(job.createdAt),
+    // A batch's job says so, in its status and its own webhook event alike.
+    ...(job.batchId !== null ? { batch_id: job.batchId } : {}),
     ...(job.finishedAt !== null ? { finished_at: toIso(job.finishedAt) } : {}),
     ...(job.status === 'succeeded' ? (job.result ?? {}) : {}),
     ...(job.status === 'failed' ? { error: job.error, code: job.errorCode } : {}),
