@@ -59,7 +59,7 @@ export async function enqueueBatch(
       } catch (err) {
         // Another capture took the last units between the check above and here.
         if (isAppError(err) && err.code === 'quota_exceeded') {
-          throw quotaShort(err, count, count - i);
+          throw quotaShort(err, count, i);
         }
         throw err;
       }
@@ -188,10 +188,10 @@ async function enoughQuota(
 }
 
 /** The quota's 402 from a reservation, with the batch's need in its message. */
-function quotaShort(err: AppError, count: number, short: number): AppError {
+function quotaShort(err: AppError, count: number, held: number): AppError {
   return new AppError(
     'quota_exceeded',
-    `monthly quota exceeded: the batch needs ${count} units, ${short} of them could not be had`,
+    `monthly quota exceeded: the batch needs ${count} units, only ${held} were left`,
     { ...(err.body ? { body: err.body } : {}) },
   );
 }
