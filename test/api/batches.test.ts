@@ -27,8 +27,10 @@ const VARIANTS: Array<{ name: string; db: DbKind; redis: boolean }> = [
   { name: 'postgres + redis', db: 'postgres', redis: true },
 ];
 
-/** Pro's monthly quota here: small enough for a batch to pass it. */
+/** Pro's monthly quota here. */
 const QUOTA = 20;
+/** Pro's bound of open async jobs here: small enough for two batches to pass it. */
+const MAX_OPEN = 5;
 
 for (const variant of VARIANTS) {
   describe(`batches [${variant.name}]`, async () => {
@@ -42,10 +44,24 @@ for (const variant of VARIANTS) {
     let t: TestApp;
     let site: FixtureSite;
     let hooks: WebhookReceiver;
+    // The /hold page's requests, answered by release().
+    const held: Array<() => void> = [];
+    const release = () => {
+      for (const answer of held.splice(0)) answer();
+    };
 
     before(async () => {
       hooks = await startWebhookReceiver();
-      site = await startSite({ '/': page('<h1>batch</h1>') });
+      site = await startSite({
+        '/': page('<h1>batch</h1>'),
+        '/hold': (_req, res) =>
+          new Promise<void>((resolve) => {
+            held.push(() => {
+              res.writeHead(200, { 'content-type': 'text/html' }).end(page('<p>held</p>'));
+              resolve();
+            });
+          }),
+      });
       t = await startApp({
         db: variant.db,
         env: {
@@ -57,11 +73,12 @@ for (const variant of VARIANTS) {
               }
             : {}),
         },
-        plans: { pro: { monthly_quota: QUOTA } },
+        plans: { pro: { monthly_quota: QUOTA, max_queued_jobs: MAX_OPEN } },
         webhookBackoffMs: [200, 200, 200],
       });
     });
     after(async () => {
+      release();
       await t?.close();
       await site?.close();
       await hooks?.close();
@@ -329,18 +346,58 @@ for (const variant of VARIANTS) {
 
     it('refuses a batch the month cannot cover, holding nothing', async () => {
       const p = await pro();
+      const month = new Date().toISOString().slice(0, 7);
+      for (let i = 0; i < QUOTA - 2; i++) await t.deps.ctx.store.quota.reserve(p.id, month, QUOTA);
       const res = await postBatch(p.key, {
-        requests: Array.from({ length: QUOTA + 1 }, (_, i) => capture(`/?q${i}`)),
+        requests: [capture('/?q1'), capture('/?q2'), capture('/?q3')],
       });
       assert.equal(res.status, 402, await res.clone().text());
       const body = (await res.json()) as Json;
-      assert.equal(
-        body.error,
-        `monthly quota exceeded: the batch needs ${QUOTA + 1} units, ${QUOTA} remain`,
-      );
-      assert.deepEqual([body.plan, body.used, body.limit], ['pro', 0, QUOTA]);
+      assert.equal(body.error, 'monthly quota exceeded: the batch needs 3 units, 2 remain');
+      assert.deepEqual([body.plan, body.used, body.limit], ['pro', QUOTA - 2, QUOTA]);
       assert.ok(!Number.isNaN(Date.parse(String(body.resets_at))));
-      assert.equal(await usage(p.key), 0);
+      assert.equal(await usage(p.key), QUOTA - 2, 'nothing held');
+    });
+
+    it('refuses a batch the open jobs cannot take whole: 429, its units given back', async () => {
+      const p = await pro();
+      const tooBig = await postBatch(p.key, {
+        requests: Array.from({ length: MAX_OPEN + 1 }, (_, i) => capture(`/?big${i}`)),
+      });
+      assert.equal(tooBig.status, 400);
+      assert.deepEqual(await tooBig.json(), {
+        error: `requests: the pro plan queues at most ${MAX_OPEN} async captures at once (max_queued_jobs); this batch has ${MAX_OPEN + 1}`,
+        code: 'plan_restriction',
+      });
+
+      const first = await postBatch(p.key, {
+        requests: [capture('/hold?1'), capture('/hold?2'), capture('/hold?3')],
+      });
+      assert.equal(first.status, 202, await first.clone().text());
+      const { batch_id } = (await first.json()) as { batch_id: string };
+      const second = await postBatch(p.key, {
+        requests: [capture('/?s1'), capture('/?s2'), capture('/?s3')],
+      });
+      assert.equal(second.status, 429, await second.clone().text());
+      assert.equal(second.headers.get('retry-after'), '5');
+      const refused = (await second.json()) as Json;
+      assert.match(
+        String(refused.message),
+        new RegExp(
+          `^the batch's 3 jobs and the account's queued or rendering ones would pass ${MAX_OPEN}`,
+        ),
+      );
+      assert.equal(refused.limit, MAX_OPEN);
+      assert.equal(await usage(p.key), 3, 'the refused batch gave its units back');
+      // The held batch finishes once its pages answer.
+      for (let i = 0; i < 100 && held.length === 0; i++) await sleep(50);
+      let b: Json = {};
+      for (let i = 0; i < 600 && b.status !== 'completed'; i++) {
+        release(); // each job's page, as its render asks for it
+        b = (await (await getBatch(p.key, batch_id)).json()) as Json;
+        await sleep(100);
+      }
+      assert.deepEqual([b.succeeded, b.failed], [3, 0]);
     });
 
     it('refuses Free with plan_restriction, and a body over its bound with 413', async () => {
