@@ -8,6 +8,7 @@ import * as m0006 from './0006-signing-secrets.ts';
 import * as m0007 from './0007-async-captures.ts';
 import * as m0008 from './0008-quota-holds.ts';
 import * as m0009 from './0009-capture-warnings.ts';
+import * as m0010 from './0010-capture-batches.ts';
 import * as m0011 from './0011-screenshot-content.ts';
 import type { Dialect, MigrationFn } from './helpers.ts';
 
@@ -25,7 +26,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, { up: MigrationFn }]> = [
   ['0007-async-captures', m0007],
   ['0008-quota-holds', m0008],
   ['0009-capture-warnings', m0009],
-  // 0010 is the batches' (a branch merged after this one was numbered).
+  ['0010-capture-batches', m0010],
   ['0011-screenshot-content', m0011],
 ];
 

@@ -48,6 +48,7 @@ export function createRetentionSweep(options: RetentionSweepOptions): () => Prom
       await store.sessions.deleteExpired(clock());
       // Finished async jobs and webhook deliveries (their attempts go with them).
       await store.jobs.prune(clock() - BOUNDS.jobs.recordRetentionMs);
+      await store.batches.prune(clock() - BOUNDS.jobs.recordRetentionMs);
       await store.webhooks.prune(clock() - BOUNDS.jobs.recordRetentionMs);
       return swept;
     });

@@ -173,8 +173,15 @@ export const BOUNDS = {
     deliveriesInFlightPerAccount: 2,
     /** Deliveries of one account waiting to be sent beyond which a resend is refused. */
     maxPendingResends: 10,
-    /** Finished jobs and webhook deliveries are kept this long, then deleted by the sweep. */
+    /** Finished jobs, completed batches and webhook deliveries are kept this long, then swept. */
     recordRetentionMs: 30 * DAY_MS,
+    /** Requests in one batch (docs/api.md, "Batches"). */
+    batchMaxRequests: 50,
+    /**
+     * The body of POST /v1/screenshots/batch: room for the most requests each as large as a
+     * capture body may be alone (50 x 64 KiB), so any request valid alone fits in a batch.
+     */
+    batchBodyBytes: 50 * 64 * 1024,
   },
 
   /** Rate windows that are not a plan field. */

@@ -172,6 +172,7 @@ export interface Store {
   screenshots: ScreenshotStore;
   billing: BillingStore;
   jobs: JobStore;
+  batches: BatchStore;
   webhooks: WebhookStore;
   /** Runs `fn` in one transaction: everything it does through `tx` commits or none of it. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
@@ -273,11 +274,14 @@ export interface CaptureJob {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+  /** The batch it belongs to (docs/api.md, "Batches"); null for a single capture. */
+  batchId: string | null;
 }
 
 export interface NewDelivery {
   id: string;
   userId: number;
+  /** The job the event is about; a batch's id for `batch.completed`. */
   jobId: string;
   url: string;
   eventType: string;
@@ -286,13 +290,7 @@ export interface NewDelivery {
 
 export interface JobStore {
   /** Inserts a queued job unless the account already has `maxOpen` queued or rendering. */
-  createWithinLimit(
-    job: Omit<
-      CaptureJob,
-      'status' | 'attempts' | 'result' | 'error' | 'errorCode' | 'updatedAt' | 'finishedAt'
-    >,
-    maxOpen: number,
-  ): Promise<CaptureJob | 'limit_reached'>;
+  createWithinLimit(job: NewJob, maxOpen: number): Promise<CaptureJob | 'limit_reached'>;
   get(userId: number, id: string): Promise<CaptureJob | null>;
   /** A job's status by id alone (a worker's check; null: no such job). */
   status(id: string): Promise<JobStatus | null>;
@@ -316,6 +314,11 @@ export interface JobStore {
       | { status: 'succeeded'; result: Record<string, unknown> }
       | { status: 'failed'; error: string; code: string },
     delivery: NewDelivery | null,
+    /**
+     * For a job of a batch: called in the same transaction when this end was the batch's
+     * last (exactly once per batch, whichever node writes it); its delivery is written there.
+     */
+    batchCompleted?: (batch: CompletedBatch) => NewDelivery | null,
   ): Promise<boolean>;
   /**
    * Back to the queue after an attempt that may succeed later (a retryable failure), to be
@@ -332,6 +335,51 @@ export interface JobStore {
   prune(before: number): Promise<number>;
   /** Jobs not finished and not leased at `now`, last touched before `before` (lost dispatches). */
   stranded(now: number, before: number, limit: number): Promise<string[]>;
+}
+
+/** A batch of async captures (docs/api.md, "Batches"). */
+export interface CaptureBatch {
+  id: string;
+  userId: number;
+  webhookUrl: string | null;
+  total: number;
+  /** Its jobs' ends so far. */
+  succeeded: number;
+  failed: number;
+  createdAt: number;
+  completedAt: number | null;
+}
+
+/** What `batch.completed` says, handed over by the transaction that completed the batch. */
+export interface CompletedBatch {
+  id: string;
+  userId: number;
+  webhookUrl: string | null;
+  succeeded: number;
+  failed: number;
+  completedAt: number;
+}
+
+/** A job as written when queued (the store fills the rest). */
+export type NewJob = Omit<
+  CaptureJob,
+  'status' | 'attempts' | 'result' | 'error' | 'errorCode' | 'updatedAt' | 'finishedAt' | 'batchId'
+>;
+
+export interface BatchStore {
+  /**
+   * Writes the batch and its queued jobs together, unless the account's queued and rendering
+   * jobs and these would pass `maxOpen` (`limit_reached`: nothing written).
+   */
+  create(
+    batch: { id: string; userId: number; webhookUrl: string | null; createdAt: number },
+    jobs: readonly NewJob[],
+    maxOpen: number,
+  ): Promise<CaptureJob[] | 'limit_reached'>;
+  /** The account's batch and its jobs, oldest first; null when the account has no such batch. */
+  get(userId: number, id: string): Promise<{ batch: CaptureBatch; jobs: CaptureJob[] } | null>;
+  /** Deletes batches completed before `before` (their jobs go by the jobs' own sweep). */
+  prune(before: number): Promise<number>;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'gone';

@@ -59,7 +59,9 @@ export function describeValidationError(error: ErrorObject, part: string): strin
     .split('/')
     .filter(Boolean)
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .join('.');
+    // An item of a list by its index: `requests[3].width`, as the batch's messages name it.
+    .map((s, i) => (/^\d+$/.test(s) && i > 0 ? `[${s}]` : `${i > 0 ? '.' : ''}${s}`))
+    .join('');
   const field = path || (part === 'body' ? 'body' : part);
   const p = error.params as Record<string, unknown>;
   switch (error.keyword) {
@@ -89,6 +91,8 @@ export function describeValidationError(error: ErrorObject, part: string): strin
         : `${field} must be at least ${String(p.limit)} characters`;
     case 'maxLength':
       return `${field} must be at most ${String(p.limit)} characters`;
+    case 'minItems':
+      return `${field} must have at least ${String(p.limit)} ${Number(p.limit) === 1 ? 'item' : 'items'}`;
     case 'maxItems':
       return `${field} must have at most ${String(p.limit)} items`;
     case 'maxProperties':

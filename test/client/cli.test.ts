@@ -183,6 +183,75 @@ describe('shotsmith CLI', () => {
     }
   });
 
+  it('queues a batch from a file of URLs, and waits for it with --wait (Pro)', async () => {
+    const { env } = await account('pro');
+    const file = path.join(dir, 'urls.txt');
+    await writeFile(
+      file,
+      `# pages to capture\n${site.origin}/?b1\n\n   \n  ${site.origin}/?b2  \n# done\n`,
+    );
+    const queued = await cli(['batch', file, ...small], env);
+    assert.equal(queued.code, 0, queued.stderr);
+    const lines = queued.stdout.trimEnd().split('\n');
+    assert.match(lines[0] ?? '', /^batch bat_\w{24}$/);
+    assert.deepEqual(
+      lines.slice(1).map((l) => l.replace(/^job_\w{24}\t/, '')),
+      [`${site.origin}/?b1`, `${site.origin}/?b2`],
+      'one job per URL, comments and blank lines skipped',
+    );
+
+    const waited = await cli(['batch', file, ...small, '--format', 'jpeg', '--wait'], env);
+    assert.equal(waited.code, 0, waited.stderr);
+    assert.match(waited.stderr, /^queued bat_\w{24}: 2 captures$/m);
+    assert.match(waited.stderr, /^bat_\w{24}: 2 of 2 ended \(0 failed\)$/m);
+    const [head, ...jobs] = waited.stdout.trimEnd().split('\n');
+    assert.match(head ?? '', /^batch bat_\w{24}: 2 succeeded, 0 failed$/);
+    for (const job of jobs) {
+      assert.match(job, /^job_\w{24}\tsucceeded\thttp:\/\/127\.0\.0\.1:\d+\/\?b\d\thttp:.*\.jpg$/);
+    }
+
+    // A failed capture: the batch completes, exit 6, the job's error printed.
+    const failing = path.join(dir, 'failing.txt');
+    await writeFile(failing, `${site.origin}/\n${site.origin}/missing\n`);
+    const failed = await cli(
+      ['batch', failing, ...small, '--fail-on-http-error', '--wait', '--json'],
+      env,
+    );
+    assert.equal(failed.code, 6, failed.stderr);
+    const body = JSON.parse(failed.stdout) as { succeeded: number; failed: number };
+    assert.deepEqual([body.succeeded, body.failed], [1, 1]);
+    assert.match(failed.stderr, /1 of the batch's 2 captures failed/);
+
+    // The file is checked before anything is sent; the service names a bad request.
+    const empty = path.join(dir, 'empty.txt');
+    await writeFile(empty, '# nothing\n\n');
+    const none = await cli(['batch', empty], env);
+    assert.deepEqual(
+      [none.code, none.stderr.trim()],
+      [2, `shotsmith: ${empty} has no URLs (one a line, # for comments)`],
+    );
+    const many = path.join(dir, 'many.txt');
+    await writeFile(many, Array.from({ length: 51 }, (_, i) => `${site.origin}/?${i}`).join('\n'));
+    const tooMany = await cli(['batch', many], env);
+    assert.equal(tooMany.code, 2);
+    assert.match(tooMany.stderr, /has 51 URLs; a batch takes at most 50/);
+    const absent = await cli(['batch', path.join(dir, 'absent.txt')], env);
+    assert.equal(absent.code, 2);
+    assert.match(absent.stderr, /cannot read .*absent\.txt/);
+    const badUrl = path.join(dir, 'bad.txt');
+    await writeFile(badUrl, `${site.origin}/\nftp://example.com/\n`);
+    const refused = await cli(['batch', badUrl], env);
+    assert.equal(refused.code, 5);
+    assert.match(refused.stderr, /requests\[1\]\.url must use http or https/);
+    const free = await account();
+    const plan = await cli(['batch', file], free.env);
+    assert.equal(plan.code, 5);
+    assert.match(
+      plan.stderr,
+      /batches are not available on the free plan \[400 plan_restriction\]/,
+    );
+  });
+
   it('prints a signed render link the service accepts', async () => {
     const a = await account();
     const printed = await cli(

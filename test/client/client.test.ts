@@ -254,6 +254,70 @@ describe('client library against the service', () => {
     await assert.rejects(verifyWebhook(secret, headers, `${hook.body} `), WebhookVerificationError);
   });
 
+  it('queues a batch, reads it until it completes, and verifies batch.completed', async () => {
+    const { api, cookie } = await account('pro');
+    const queued = await api.batch(
+      [
+        { url: `${site.origin}/?batch1`, width: 320, height: 200 },
+        { url: `${site.origin}/?batch2`, width: 320, height: 200 },
+      ],
+      hooks.url,
+    );
+    assert.match(queued.batch_id, /^bat_\w{24}$/);
+    assert.deepEqual(
+      queued.jobs.map((j) => j.status),
+      ['queued', 'queued'],
+    );
+    const seen: string[] = [];
+    const done = await api.waitBatch(queued.batch_id, {
+      intervalMs: 50,
+      onStatus: (b) => seen.push(b.status),
+    });
+    assert.equal(seen.at(-1), 'completed');
+    assert.deepEqual(
+      [done.status, done.total, done.succeeded, done.failed],
+      ['completed', 2, 2, 0],
+    );
+    assert.deepEqual(
+      done.jobs.map((j) => j.id),
+      queued.jobs.map((j) => j.id),
+    );
+    assert.equal((await api.getBatch(queued.batch_id)).batch_id, queued.batch_id);
+    const secret = (
+      (await (await t.fetch('/v1/webhooks/secret', { cookie })).json()) as { secret: string }
+    ).secret;
+    let completed: { type: string; data: Record<string, unknown> } | undefined;
+    for (let i = 0; i < 200 && !completed; i++) {
+      for (const hook of hooks.received) {
+        if (!hook.body.includes(queued.batch_id)) continue;
+        completed = await verifyWebhook(
+          secret,
+          {
+            'webhook-id': String(hook.headers['webhook-id']),
+            'webhook-timestamp': String(hook.headers['webhook-timestamp']),
+            'webhook-signature': String(hook.headers['webhook-signature']),
+          },
+          hook.body,
+        );
+      }
+      if (!completed) await sleep(50);
+    }
+    assert.equal(completed?.type, 'batch.completed');
+    assert.deepEqual(completed?.data, { batch_id: queued.batch_id, succeeded: 2, failed: 0 });
+
+    // Refusals are typed errors naming the request.
+    const bad = await refusal(
+      api.batch([{ url: `${site.origin}/` }, { url: `${site.origin}/`, quality: 500 }]),
+    );
+    assert.deepEqual([bad.status, bad.code], [400, 'invalid_request']);
+    assert.equal(bad.message, 'requests[1].quality must be <= 100');
+    const missing = await refusal(api.getBatch(`bat_${'0'.repeat(24)}`));
+    assert.deepEqual([missing.status, missing.code], [404, 'not_found']);
+    const free = await account('free');
+    const plan = await refusal(free.api.batch([{ url: `${site.origin}/` }]));
+    assert.deepEqual([plan.status, plan.code], [400, 'plan_restriction']);
+  });
+
   it('builds signed links the service accepts, byte for byte as the server signs', async () => {
     const { api, id, signing_secret } = await account('free');
     const link = await api.renderLink({

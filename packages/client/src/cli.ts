@@ -10,7 +10,7 @@ import { CAPTURE_FIELDS } from './capture-fields.ts';
 import { Shotsmith } from './client.ts';
 import { ShotsmithError } from './errors.ts';
 import { type LinkOptionValue, renderLink } from './links.ts';
-import type { CaptureOptions, ScreenshotStatus } from './types.ts';
+import type { BatchStatus, CaptureOptions, ScreenshotStatus } from './types.ts';
 
 export const EXIT = {
   ok: 0,
@@ -95,6 +95,7 @@ const CLI_FLAGS: Record<string, 'value' | 'switch'> = {
   'html-file': 'value',
   'markdown-file': 'value',
   'document-base-url': 'value',
+  wait: 'switch',
   help: 'switch',
   h: 'switch',
 };
@@ -180,6 +181,7 @@ const HELP = `shotsmith: screenshots from the command line (Shotsmith API)
 Usage:
   shotsmith capture <url> [options] [-o FILE] [--json] [--async [--webhook-url URL]]
   shotsmith capture --html-file FILE | --markdown-file FILE [--document-base-url URL] [...]
+  shotsmith batch <file> [options] [--webhook-url URL] [--wait] [--json]
   shotsmith usage [--json]
   shotsmith list [--limit N] [--cursor C] [--json]
   shotsmith delete <id>
@@ -194,6 +196,11 @@ capture without -o prints the image URL; with -o it writes the image (one round 
 with a progress line on stderr (--quiet hides it). --html-file and --markdown-file capture a
 document instead of a URL (- reads it from stdin; at most 1 MiB of HTML, 256 KiB of
 Markdown); --document-base-url is where it stands (its relative links resolve there).
+
+batch queues one async capture per URL of <file> (Pro; one URL a line, blank lines and
+lines starting with # skipped, at most 50), each with the capture options given; it prints
+the batch id and each job (id, URL). --wait polls until every job has ended and prints each
+one's status and image URL or error (exit 6 if any failed).
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad command line, 3 key refused, 4 quota or rate
 limit, 5 request refused (400/404), 6 service or target failed, 7 service unreachable.
@@ -387,6 +394,91 @@ async function download(done: ScreenshotStatus): Promise<Uint8Array> {
   return new Uint8Array(await res.arrayBuffer());
 }
 
+/** The most URLs one batch takes (the API's bound; the service says so too). */
+const BATCH_MAX = 50;
+/** A URL file larger than this is not a list of at most 50 URLs. */
+const BATCH_FILE_MAX_BYTES = 1024 * 1024;
+
+/** The URLs of a batch file: one a line, blank lines and `#` comments skipped. */
+export function batchUrls(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'));
+}
+
+async function readBatchFile(file: string): Promise<string[]> {
+  let size: number;
+  try {
+    size = (await stat(file)).size;
+  } catch (err) {
+    throw new UsageError(
+      `cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  if (size > BATCH_FILE_MAX_BYTES) {
+    throw new UsageError(`${file} is larger than 1 MiB; a batch takes at most ${BATCH_MAX} URLs`);
+  }
+  const urls = batchUrls(await readFile(file, 'utf8'));
+  if (urls.length === 0) throw new UsageError(`${file} has no URLs (one a line, # for comments)`);
+  if (urls.length > BATCH_MAX) {
+    throw new UsageError(
+      `${file} has ${urls.length} URLs; a batch takes at most ${BATCH_MAX} (split the file)`,
+    );
+  }
+  return urls;
+}
+
+async function batch(parsed: Parsed, io: Io): Promise<void> {
+  const file = one(parsed, 'a file of URLs');
+  const urls = await readBatchFile(file);
+  const api = client(parsed, io);
+  const hook = parsed.flags.get('webhook-url');
+  const json = parsed.flags.has('json');
+  const queued = await api.batch(
+    urls.map((url) => ({ ...parsed.options, url }) as CaptureOptions),
+    typeof hook === 'string' ? hook : undefined,
+  );
+  if (!parsed.flags.has('wait')) {
+    if (json) io.stdout(printJson(queued));
+    else {
+      io.stdout(`batch ${printable(queued.batch_id)}\n`);
+      for (const [i, job] of queued.jobs.entries()) {
+        io.stdout(`${printable(job.id)}\t${printable(urls[i])}\n`);
+      }
+    }
+    return;
+  }
+  const line = progress(io, parsed.flags.has('quiet'));
+  line.show(`queued ${printable(queued.batch_id)}: ${urls.length} captures`);
+  const done: BatchStatus = await api.waitBatch(queued.batch_id, {
+    onStatus: (b) =>
+      line.show(
+        `${printable(queued.batch_id)}: ${b.succeeded + b.failed} of ${b.total} ended (${b.failed} failed)`,
+      ),
+  });
+  line.done();
+  if (json) io.stdout(printJson(done));
+  else {
+    io.stdout(
+      `batch ${printable(done.batch_id)}: ${done.succeeded} succeeded, ${done.failed} failed\n`,
+    );
+    for (const [i, job] of done.jobs.entries()) {
+      const outcome = job.status === 'succeeded' ? job.image_url : `${job.code}: ${job.error}`;
+      io.stdout(
+        `${[job.id, job.status, urls[i], outcome].map((c) => printable(c ?? '')).join('\t')}\n`,
+      );
+    }
+  }
+  if (done.failed > 0) {
+    throw new ShotsmithError({
+      status: 0,
+      code: 'target_error',
+      message: `${done.failed} of the batch's ${done.total} captures failed`,
+    });
+  }
+}
+
 async function link(parsed: Parsed, io: Io): Promise<void> {
   const url = one(parsed, 'a URL');
   const keyId = Number(parsed.flags.get('key-id'));
@@ -440,6 +532,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     switch (command) {
       case 'capture':
         await capture(parsed, io);
+        break;
+      case 'batch':
+        await batch(parsed, io);
         break;
       case 'usage': {
         const u = await client(parsed, io).usage();

@@ -1,11 +1,13 @@
 import { ShotsmithError } from './errors.ts';
 import { type LinkOptionValue, renderLink } from './links.ts';
 import type {
+  BatchStatus,
   CapturedImage,
   CaptureOptions,
   CaptureResult,
   Devices,
   Plans,
+  QueuedBatch,
   QueuedJob,
   ScreenshotList,
   ScreenshotStatus,
@@ -130,6 +132,46 @@ export class Shotsmith {
           status: 0,
           code: 'timeout',
           message: `job ${id} is still ${status.status}`,
+        });
+      }
+      await sleep(options.intervalMs ?? 500, options.signal);
+    }
+  }
+
+  /**
+   * POST /v1/screenshots/batch (Pro): 1 to 50 captures queued as async jobs in one request,
+   * all or none (a bad one is a 400 naming `requests[i]`). With `webhookUrl`, each job's
+   * `screenshot.*` event and one `batch.completed` are POSTed there.
+   */
+  async batch(requests: readonly CaptureOptions[], webhookUrl?: string): Promise<QueuedBatch> {
+    const res = await this.#request('POST', '/v1/screenshots/batch', {
+      requests,
+      ...(webhookUrl === undefined ? {} : { webhook_url: webhookUrl }),
+    });
+    return (await res.json()) as QueuedBatch;
+  }
+
+  /** GET /v1/screenshots/batch/{id}: the batch's counts and each job's status. */
+  async getBatch(id: string): Promise<BatchStatus> {
+    const res = await this.#request('GET', `/v1/screenshots/batch/${encodeURIComponent(id)}`);
+    return (await res.json()) as BatchStatus;
+  }
+
+  /** Reads a batch until every job has ended (`status: "completed"`). */
+  async waitBatch(
+    id: string,
+    options: Omit<WaitOptions, 'onStatus'> & { onStatus?: (batch: BatchStatus) => void } = {},
+  ): Promise<BatchStatus> {
+    const end = Date.now() + (options.timeoutMs ?? 300_000);
+    for (;;) {
+      const batch = await this.getBatch(id);
+      options.onStatus?.(batch);
+      if (batch.status === 'completed') return batch;
+      if (Date.now() > end) {
+        throw new ShotsmithError({
+          status: 0,
+          code: 'timeout',
+          message: `batch ${id} is still running (${batch.succeeded + batch.failed} of ${batch.total} ended)`,
         });
       }
       await sleep(options.intervalMs ?? 500, options.signal);

@@ -19,6 +19,10 @@ export type QueuedJob = Json<paths['/v1/screenshots']['post']['responses'][202]>
 export type ScreenshotStatus = Json<paths['/v1/screenshots/{id}']['get']['responses'][200]> & {
   [field: string]: unknown;
 };
+/** The 202 of POST /v1/screenshots/batch: the batch's id and one queued job per request. */
+export type QueuedBatch = Json<paths['/v1/screenshots/batch']['post']['responses'][202]>;
+/** GET /v1/screenshots/batch/{batch_id}: the batch's counts and each job's status. */
+export type BatchStatus = Json<paths['/v1/screenshots/batch/{batch_id}']['get']['responses'][200]>;
 /** One page of GET /v1/screenshots. */
 export type ScreenshotList = Json<paths['/v1/screenshots']['get']['responses'][200]>;
 export type Usage = Json<paths['/v1/usage']['get']['responses'][200]>;

@@ -1,5 +1,12 @@
 import type { ExpressionBuilder, Kysely, Selectable, UpdateObject } from 'kysely';
-import type { CaptureJob, JobStatus, JobStore } from '../../domain/store.ts';
+import type {
+  CaptureJob,
+  CompletedBatch,
+  JobStatus,
+  JobStore,
+  NewDelivery,
+  NewJob,
+} from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
 import { lockUser } from './lock-user.ts';
 import type { CaptureJobsTable, Database } from './schema.ts';
@@ -7,7 +14,7 @@ import type { CaptureJobsTable, Database } from './schema.ts';
 const json = (text: string | null): Record<string, unknown> | null =>
   text === null ? null : (JSON.parse(text) as Record<string, unknown>);
 
-const toJob = (row: Selectable<CaptureJobsTable>): CaptureJob => ({
+export const toJob = (row: Selectable<CaptureJobsTable>): CaptureJob => ({
   id: row.id,
   userId: Number(row.user_id),
   keyId: row.key_id === null ? null : Number(row.key_id),
@@ -24,6 +31,25 @@ const toJob = (row: Selectable<CaptureJobsTable>): CaptureJob => ({
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
   finishedAt: row.finished_at === null ? null : Number(row.finished_at),
+  batchId: row.batch_id,
+});
+
+/** The columns of a queued job's row (a single capture's or a batch's). */
+export const newJobRow = (job: NewJob, batch?: { id: string; index: number }) => ({
+  id: job.id,
+  user_id: job.userId,
+  key_id: job.keyId,
+  status: 'queued',
+  input: JSON.stringify(job.input),
+  webhook_url: job.webhookUrl,
+  period: job.period,
+  day: job.day,
+  quota_used: job.quota.used,
+  quota_limit: job.quota.limit,
+  created_at: job.createdAt,
+  updated_at: job.createdAt,
+  batch_id: batch?.id ?? null,
+  batch_index: batch?.index ?? null,
 });
 
 /**
@@ -52,20 +78,7 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
         if (Number(n) >= maxOpen) return 'limit_reached' as const;
         const row = await trx
           .insertInto('capture_jobs')
-          .values({
-            id: job.id,
-            user_id: job.userId,
-            key_id: job.keyId,
-            status: 'queued',
-            input: JSON.stringify(job.input),
-            webhook_url: job.webhookUrl,
-            period: job.period,
-            day: job.day,
-            quota_used: job.quota.used,
-            quota_limit: job.quota.limit,
-            created_at: job.createdAt,
-            updated_at: job.createdAt,
-          })
+          .values(newJobRow(job))
           .returningAll()
           .executeTakeFirstOrThrow();
         return toJob(row);
@@ -136,7 +149,7 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
 
     renew: (id, owner, until) => whileHeld(db, id, owner, { lease_expires_at: until }),
 
-    async finish(id, owner, now, outcome, delivery) {
+    async finish(id, owner, now, outcome, delivery, batchCompleted) {
       return db.transaction().execute(async (trx) => {
         const finished = await whileHeld(trx, id, owner, {
           status: outcome.status,
@@ -152,22 +165,11 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
           finished_at: now,
         });
         if (!finished) return false;
-        if (delivery) {
-          await trx
-            .insertInto('webhook_deliveries')
-            .values({
-              id: delivery.id,
-              user_id: delivery.userId,
-              job_id: delivery.jobId,
-              url: delivery.url,
-              event_type: delivery.eventType,
-              payload: delivery.payload,
-              status: 'pending',
-              next_attempt_at: now,
-              created_at: now,
-              updated_at: now,
-            })
-            .execute();
+        if (delivery) await insertDelivery(trx, delivery, now);
+        if (batchCompleted) {
+          const completed = await countInBatch(trx, id, outcome.status, now);
+          const last = completed ? batchCompleted(completed) : null;
+          if (last) await insertDelivery(trx, last, now);
         }
         return true;
       });
@@ -213,6 +215,71 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
         .execute();
       return rows.map((r) => r.id);
     },
+  };
+}
+
+/** A delivery, due now: written in the transaction of the status it reports. */
+async function insertDelivery(db: Kysely<Database>, delivery: NewDelivery, now: number) {
+  await db
+    .insertInto('webhook_deliveries')
+    .values({
+      id: delivery.id,
+      user_id: delivery.userId,
+      job_id: delivery.jobId,
+      url: delivery.url,
+      event_type: delivery.eventType,
+      payload: delivery.payload,
+      status: 'pending',
+      next_attempt_at: now,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+}
+
+/**
+ * Counts job `id`'s end in its batch, inside the job's finishing transaction (which only the
+ * worker holding the job gets to commit, so each job counts once). The increment is one
+ * statement, so concurrent ends on other nodes each add theirs (PostgreSQL makes the second
+ * writer wait for the first's row and read it again); the batch completes in the statement
+ * that sets `completed_at` while it is still null, which exactly one transaction does.
+ * The completed batch, or null when jobs remain (or the job has no batch).
+ */
+async function countInBatch(
+  db: Kysely<Database>,
+  id: string,
+  status: 'succeeded' | 'failed',
+  now: number,
+): Promise<CompletedBatch | null> {
+  const batchId = db.selectFrom('capture_jobs').select('batch_id').where('id', '=', id);
+  const counted = await db
+    .updateTable('capture_batches')
+    .set((eb) =>
+      status === 'succeeded'
+        ? { succeeded: eb('succeeded', '+', 1) }
+        : { failed: eb('failed', '+', 1) },
+    )
+    .where('id', '=', batchId)
+    .returning(['id', 'total', 'succeeded', 'failed'])
+    .executeTakeFirst();
+  if (!counted || Number(counted.succeeded) + Number(counted.failed) < Number(counted.total)) {
+    return null;
+  }
+  const row = await db
+    .updateTable('capture_batches')
+    .set({ completed_at: now })
+    .where('id', '=', counted.id)
+    .where('completed_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) return null;
+  return {
+    id: row.id,
+    userId: Number(row.user_id),
+    webhookUrl: row.webhook_url,
+    succeeded: Number(row.succeeded),
+    failed: Number(row.failed),
+    completedAt: now,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Store } from '../../domain/store.ts';
+import { batchStore } from './batch-store.ts';
 import { billingStore } from './billing-store.ts';
 import type { DialectName } from './connect.ts';
 import type { HotPath } from './hot-path.ts';
@@ -33,6 +34,7 @@ export function createKyselyStore(
     screenshots: screenshotStore(db, dialect, hot),
     billing: billingStore(db, dialect),
     jobs: jobStore(db, dialect),
+    batches: batchStore(db, dialect),
     webhooks: webhookStore(db, dialect),
     // Inside a transaction the store already runs in it (Kysely does not nest them).
     transaction: (fn) =>

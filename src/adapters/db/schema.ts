@@ -65,6 +65,23 @@ export interface CaptureJobsTable {
   created_at: Millis;
   updated_at: Millis;
   finished_at: Millis | null;
+  /** The batch the job belongs to (docs/api.md, "Batches"); null for a single capture. */
+  batch_id: string | null;
+  /** Its place in the batch's `requests`. */
+  batch_index: number | null;
+}
+
+/** A batch of async captures: its jobs' ends counted as they are written. */
+export interface CaptureBatchesTable {
+  id: string;
+  user_id: number;
+  webhook_url: string | null;
+  total: number;
+  succeeded: Generated<number>;
+  failed: Generated<number>;
+  created_at: Millis;
+  /** Set once, by the transaction that finished the batch's last job. */
+  completed_at: Millis | null;
 }
 
 export interface WebhookDeliveriesTable {
@@ -214,6 +231,7 @@ export interface Database {
   window_counters: WindowCountersTable;
   server_secrets: ServerSecretsTable;
   capture_jobs: CaptureJobsTable;
+  capture_batches: CaptureBatchesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
 }

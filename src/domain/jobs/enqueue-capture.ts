@@ -4,6 +4,7 @@ import { reserveMonthly } from '../captures/capture-screenshot.ts';
 import { captureTarget } from '../captures/capture-target.ts';
 import type { TargetGuard } from '../captures/ports.ts';
 import { AppError, isAppError } from '../errors.ts';
+import type { Plan } from '../plans.ts';
 import type { CaptureJob, User } from '../store.ts';
 import { newJobId } from './job-answer.ts';
 import { sealCredentials } from './job-credentials.ts';
@@ -23,9 +24,7 @@ export async function enqueueCapture(
   const { user, keyId, input } = options;
   const plan = ctx.plans[user.plan];
   const { async: _async, webhook_url: hook, ...capture } = input;
-  const target = captureTarget(ctx.guard, capture);
-  resolveCaptureOptions(input, target.navigation, plan);
-  if (target.checked !== null) ctx.guard.screen(target.checked);
+  checkCapture(ctx, plan, input);
   const webhookUrl = hook === undefined ? null : await checkWebhookUrl(ctx.guard, hook, user);
   const id = newJobId();
 
@@ -64,8 +63,23 @@ export async function enqueueCapture(
   }
 }
 
+/**
+ * What an async capture is checked for before anything is held (400s cost nothing): the
+ * plan's rules and the target's screen without DNS (its address is checked when it runs).
+ * A batch checks each of its requests with it too (enqueue-batch.ts).
+ */
+export function checkCapture(ctx: JobContext, plan: Readonly<Plan>, input: CaptureInput): void {
+  const target = captureTarget(ctx.guard, input);
+  resolveCaptureOptions(input, target.navigation, plan);
+  if (target.checked !== null) ctx.guard.screen(target.checked);
+}
+
 /** A target's rules, the messages naming `webhook_url`. */
-async function checkWebhookUrl(guard: TargetGuard, raw: string, user: User): Promise<string> {
+export async function checkWebhookUrl(
+  guard: TargetGuard,
+  raw: string,
+  user: User,
+): Promise<string> {
   try {
     const url = guard.parse(raw);
     guard.screen(url);
@@ -85,15 +99,20 @@ async function checkWebhookUrl(guard: TargetGuard, raw: string, user: User): Pro
 const RETRY_SECONDS = 5;
 
 /** The hold expired before the job was written (the database was away for a whole lease). */
-const holdLost = () =>
+export const holdLost = (): AppError =>
   new AppError('overloaded', 'the capture could not be queued in time, retry shortly', {
     headers: { 'Retry-After': String(RETRY_SECONDS) },
   });
 
-function tooManyJobs(max: number, plan: string, now: number): AppError {
+export function tooManyJobs(
+  max: number,
+  plan: string,
+  now: number,
+  message = `${max} async captures are already queued or rendering (the ${plan} plan's max_queued_jobs); retry when one has finished.`,
+): AppError {
   return new AppError('rate_limited', 'too many queued jobs', {
     body: {
-      message: `${max} async captures are already queued or rendering (the ${plan} plan's max_queued_jobs); retry when one has finished.`,
+      message,
       success: false,
       limit: max,
       used: max,

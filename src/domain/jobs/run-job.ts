@@ -5,7 +5,7 @@ import { captureAnswer } from '../captures/capture-answer.ts';
 import type { CaptureInput } from '../captures/capture-options.ts';
 import { runCapture } from '../captures/run-capture.ts';
 import { AppError, isAppError } from '../errors.ts';
-import type { CaptureJob, NewDelivery } from '../store.ts';
+import type { CaptureJob, CompletedBatch, NewDelivery } from '../store.ts';
 import { jobAnswer, jobResult, newDeliveryId } from './job-answer.ts';
 import { openCredentials } from './job-credentials.ts';
 import type { JobContext } from './ports.ts';
@@ -106,6 +106,7 @@ export async function runJob(
       now,
       { status: 'succeeded', result },
       delivery(ctx, done, now),
+      batchCompleted(job),
     );
     return 'done';
   } finally {
@@ -133,6 +134,7 @@ async function fail(
     now,
     { status: 'failed', ...failure },
     delivery(ctx, done, now),
+    batchCompleted(job),
   );
   // The unit goes back once: only the worker that wrote the failure returns it.
   if (finished) {
@@ -143,6 +145,30 @@ async function fail(
 function describe(err: unknown): { error: string; code: string } {
   if (isAppError(err)) return { error: err.message, code: err.code };
   return { error: 'internal error', code: 'internal_error' };
+}
+
+/**
+ * For a job of a batch: `batch.completed` (docs/api.md, "Batches"), written by the store in
+ * the transaction that finished the batch's last job, so it follows every job's own event
+ * and is written once however many nodes finish jobs of the batch at the same moment.
+ */
+function batchCompleted(
+  job: CaptureJob,
+): ((batch: CompletedBatch) => NewDelivery | null) | undefined {
+  if (job.batchId === null) return undefined;
+  return (batch) => {
+    if (batch.webhookUrl === null) return null;
+    const type = 'batch.completed';
+    const data = { batch_id: batch.id, succeeded: batch.succeeded, failed: batch.failed };
+    return {
+      id: newDeliveryId(),
+      userId: batch.userId,
+      jobId: batch.id,
+      url: batch.webhookUrl,
+      eventType: type,
+      payload: JSON.stringify({ type, timestamp: toIso(batch.completedAt), data }),
+    };
+  };
 }
 
 /** The webhook for the job's last status, if it has a webhook URL: written with it. */

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { BOUNDS } from '../../../domain/bounds.ts';
+import { CaptureRequest as CaptureRequestSchema } from '../../../domain/captures/capture-options.ts';
 import { listScreenshots } from '../../../domain/captures/list-screenshots.ts';
 import { type CaptureContext, imageUrl } from '../../../domain/captures/ports.ts';
 import type { ScreenshotRecord, User } from '../../../domain/store.ts';
@@ -77,3 +78,61 @@ export async function screenshotPage(
     next_cursor: page.nextCursor,
   };
 }
+
+/** The body of POST /v1/screenshots/batch (docs/api.md, "Batches"). */
+export const BatchRequest = Type.Object(
+  {
+    requests: Type.Array(CaptureRequestSchema, {
+      minItems: 1,
+      maxItems: BOUNDS.jobs.batchMaxRequests,
+      description:
+        'Capture bodies, as POST /v1/screenshots takes them; each is async (leave `async` ' +
+        'out; `async: false`, a `webhook_url` of its own and `response_type: "image"` are ' +
+        'refused, naming the request).',
+    }),
+    webhook_url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: BOUNDS.jobs.webhookUrlMaxLength,
+        description:
+          "Where every job's `screenshot.*` event and the batch's `batch.completed` are " +
+          'POSTed (Standard Webhooks signature), under the same address rules as `url`.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const JobState = Type.Object(
+  {
+    id: Type.String(),
+    status: Type.Union([
+      Type.Literal('queued'),
+      Type.Literal('rendering'),
+      Type.Literal('succeeded'),
+      Type.Literal('failed'),
+    ]),
+    status_url: Type.String({ format: 'uri' }),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'As GET /v1/screenshots/{id} answers it: with the capture fields once succeeded, ' +
+      '`error` and `code` once failed.',
+  },
+);
+
+/** GET /v1/screenshots/batch/{batch_id}. */
+export const BatchAnswer = Type.Object({
+  batch_id: Type.String(),
+  status: Type.Union([Type.Literal('running'), Type.Literal('completed')]),
+  status_url: Type.String({ format: 'uri' }),
+  created_at: IsoDateTime,
+  completed_at: Type.Optional(IsoDateTime),
+  total: Type.Integer(),
+  queued: Type.Integer(),
+  rendering: Type.Integer(),
+  succeeded: Type.Integer(),
+  failed: Type.Integer(),
+  jobs: Type.Array(JobState),
+});
