@@ -291,7 +291,7 @@ for (const variant of VARIANTS) {
           capture('/', { format: 'pdf', image_width: 100 }),
           'requests[1].image_width is not allowed with format pdf',
         ],
-        [{ width: 320 }, 'requests[1].url is required'],
+        [{ width: 320 }, 'requests[1]: one of url, html or markdown is required'],
         [capture('/', { nope: 1 }), 'unknown field "requests[1].nope"'],
         [capture('/', { format: 'bmp' }), 'requests[1].format must be one of '],
         [capture('/', { async: false }), 'requests[1].async: every request of a batch is async'],
