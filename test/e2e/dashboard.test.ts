@@ -426,6 +426,32 @@ describe('dashboard (browser)', () => {
     assert.equal((await fetch(imageUrl)).status, 404);
   });
 
+  it('runs a batch of URLs in the playground (Pro) and follows its jobs', async () => {
+    await nav('Playground').click();
+    await heading('Playground').waitFor();
+    await page.getByLabel('API key').fill(apiKey);
+    await page.getByLabel('Capture', { exact: true }).selectOption('batch');
+    await page
+      .getByLabel('URLs (one a line, at most 50)')
+      .fill(`${site.origin}/\n\n${site.origin}/pro`);
+    await page.getByLabel('Width', { exact: true }).fill('320');
+    await page.getByLabel('Height', { exact: true }).fill('200');
+    const curl = await page.getByLabel('The request as a curl command').innerText();
+    assert.match(curl, new RegExp(`^curl -X POST ${t.url}/v1/screenshots/batch`));
+    const body = JSON.parse(curl.slice(curl.indexOf("-d '") + 4, curl.lastIndexOf("'")));
+    assert.deepEqual(
+      body.requests.map((r: { url: string; width: number }) => [r.url, r.width]),
+      [
+        [`${site.origin}/`, 320],
+        [`${site.origin}/pro`, 320],
+      ],
+    );
+    await page.getByRole('button', { name: 'Run capture' }).click();
+    await page.getByText(/2 of 2 ended\.$/).waitFor({ timeout: 60_000 });
+    assert.equal(await page.locator('.batch-jobs li').filter({ hasText: 'succeeded' }).count(), 2);
+    await page.getByLabel('Capture', { exact: true }).selectOption('url');
+  });
+
   it('shows a webhook delivery with its attempts, resends it, and rotates the secret', async () => {
     const res = await t.fetch('/v1/screenshots', {
       method: 'POST',

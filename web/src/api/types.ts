@@ -53,6 +53,12 @@ export type ScreenshotItem = ScreenshotPage['data'][number];
 
 /** POST /v1/screenshots. */
 export type CaptureResult = JsonBody<'/v1/screenshots', 'post', 201>;
+
+/** A batch as GET /v1/screenshots/batch/{batch_id} answers it, its jobs' states included. */
+export type BatchResult = JsonBody<'/v1/screenshots/batch/{batch_id}', 'get', 200>;
+
+/** The 202 of POST /v1/screenshots/batch. */
+export type BatchQueued = JsonBody<'/v1/screenshots/batch', 'post', 202>;
 /** POST /demo/screenshot. */
 export type DemoResult = JsonBody<'/demo/screenshot', 'post', 201>;
 

@@ -62,8 +62,13 @@ export function PlaygroundPage() {
         </section>
 
         <div className="stack">
-          <CurlCard body={playground.body} apiKey={playground.trimmedKey} />
-          <ResultCard busy={playground.busy} error={playground.error} result={playground.result} />
+          <CurlCard body={playground.body} apiKey={playground.trimmedKey} path={playground.path} />
+          <ResultCard
+            busy={playground.busy}
+            error={playground.error}
+            result={playground.result}
+            batch={playground.batch}
+          />
         </div>
       </div>
     </>

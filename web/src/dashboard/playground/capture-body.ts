@@ -9,8 +9,13 @@ import { normalizeUrl } from '../../shared/format.ts';
 
 /** The form's state, one entry a control, as typed (turned into the API's fields by captureBody). */
 export interface Options {
-  /** What the capture shows: the page at `url`, or `document` as HTML or Markdown. */
+  /**
+   * What the capture shows: the page at `url`, `document` as HTML or Markdown, or (`batch`)
+   * each URL of `batchUrls` as one job of a batch.
+   */
   source: string;
+  /** One URL a line (`batch`). */
+  batchUrls: string;
   url: string;
   /** The HTML or Markdown document, as typed. */
   document: string;
@@ -69,6 +74,7 @@ export interface Options {
 /** What the form shows before anyone changes it: the API's defaults. */
 export const DEFAULT_OPTIONS: Options = {
   source: 'url',
+  batchUrls: '',
   url: 'https://example.com',
   document: '',
   baseUrl: '',
@@ -177,10 +183,29 @@ export function parseSide(text: string): number | null {
   return text.trim() !== '' && Number.isInteger(n) && n > 0 ? n : null;
 }
 
-/** The JSON body for the options, leaving out what equals the API's defaults. */
+/** The most requests a batch takes (docs/api.md, "Batches"). */
+export const MAX_BATCH = 50;
+
+/** Where the request goes: one capture, or a batch. */
+export const requestPath = (o: Options): string =>
+  o.source === 'batch' ? '/v1/screenshots/batch' : '/v1/screenshots';
+
+/**
+ * The JSON body for the options, leaving out what equals the API's defaults; for a batch, one
+ * request a URL, each with the same options.
+ */
 export function captureBody(o: Options): Record<string, unknown> {
+  if (o.source === 'batch') {
+    const urls = lines(o.batchUrls).slice(0, MAX_BATCH);
+    const shared = optionFields(o);
+    return { requests: urls.map((url) => ({ url: normalizeUrl(url), ...shared })) };
+  }
+  return { ...source(o), ...optionFields(o) };
+}
+
+/** Every field but what the capture shows. */
+function optionFields(o: Options): Record<string, unknown> {
   return {
-    ...source(o),
     format: o.format,
     ...(o.device ? { device: o.device } : { width: o.width, height: o.height }),
     ...(o.fullPage && o.format !== 'pdf' ? { full_page: true } : {}),
@@ -247,9 +272,13 @@ function imageSize(o: Options): Record<string, unknown> {
 
 const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 
-export function curlCommand(body: Record<string, unknown>, key: string): string {
+export function curlCommand(
+  body: Record<string, unknown>,
+  key: string,
+  path = '/v1/screenshots',
+): string {
   return [
-    `curl -X POST ${apiOrigin()}/v1/screenshots \\`,
+    `curl -X POST ${apiOrigin()}${path} \\`,
     `  -H "X-API-Key: ${key}" \\`,
     '  -H "Content-Type: application/json" \\',
     `  -d ${shellQuote(JSON.stringify(body, null, 2).replaceAll('\n', '\n  '))}`,

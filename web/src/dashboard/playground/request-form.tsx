@@ -44,8 +44,21 @@ export function RequestForm({
         <option value="url">A page at a URL</option>
         <option value="html">HTML</option>
         <option value="markdown">Markdown</option>
+        <option value="batch" disabled={!pro}>
+          A batch of URLs{pro ? '' : ' (Pro)'}
+        </option>
       </SelectField>
-      {options.source === 'url' ? (
+      {options.source === 'batch' ? (
+        <TextAreaField
+          label="URLs (one a line, at most 50)"
+          mono
+          rows={6}
+          spellCheck={false}
+          placeholder={'https://example.com\nhttps://example.org'}
+          hint={<>Each URL is an async job with the options below; the result lists them.</>}
+          {...text('batchUrls')}
+        />
+      ) : options.source === 'url' ? (
         <InputField
           label="Page URL"
           type="text"

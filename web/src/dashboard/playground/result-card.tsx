@@ -1,4 +1,4 @@
-import type { CaptureResult } from '../../api/types.ts';
+import type { BatchResult, CaptureResult } from '../../api/types.ts';
 import { formatDateTime, formatNumber, shortUrl } from '../../shared/format.ts';
 import { Notice } from '../ui.tsx';
 import type { CaptureAnswer } from './use-playground.ts';
@@ -11,10 +11,12 @@ export function ResultCard({
   busy,
   error,
   result,
+  batch,
 }: {
   busy: boolean;
   error: string | null;
   result: CaptureAnswer | null;
+  batch: BatchResult | null;
 }) {
   return (
     <section className="card" aria-labelledby="pg-result" aria-busy={busy}>
@@ -25,7 +27,9 @@ export function ResultCard({
         {busy ? 'Capturing…' : result ? 'Capture finished.' : ''}
       </div>
       {error && <Notice tone="error">{error}</Notice>}
-      {result ? (
+      {batch ? (
+        <BatchOutcome batch={batch} />
+      ) : result ? (
         <CaptureOutcome result={result.body} headers={result.headers} stale={busy} />
       ) : (
         <div className="result-placeholder">
@@ -132,6 +136,36 @@ function CaptureOutcome({
           {shortUrl(result.image_url)}
         </a>
       </p>
+    </>
+  );
+}
+
+/** A batch's jobs as they end, read again until every one has. */
+function BatchOutcome({ batch }: { batch: BatchResult }) {
+  const ended = batch.succeeded + batch.failed;
+  return (
+    <>
+      <p>
+        Batch <code>{batch.batch_id}</code>: {ended} of {batch.total} ended
+        {batch.failed > 0 ? ` (${batch.failed} failed)` : ''}
+        {batch.status === 'completed' ? '.' : '…'}
+      </p>
+      <ol className="batch-jobs">
+        {batch.jobs.map((job) => (
+          <li key={job.id}>
+            <code>{job.status}</code>{' '}
+            {job.status === 'succeeded' && typeof job.image_url === 'string' ? (
+              <a href={job.image_url} target="_blank" rel="noreferrer">
+                {shortUrl(job.image_url)}
+              </a>
+            ) : job.status === 'failed' && 'error' in job ? (
+              <span className="muted">{String(job.error)}</span>
+            ) : (
+              <span className="muted">{job.id}</span>
+            )}
+          </li>
+        ))}
+      </ol>
     </>
   );
 }
