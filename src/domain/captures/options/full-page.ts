@@ -4,7 +4,8 @@ import { defineOption, planRestriction } from './define.ts';
 export const fullPage = defineOption({
   name: 'full_page',
   schema: Type.Boolean({
-    description: 'Capture the full scrollable page (cut at 16,384 device pixels).',
+    description:
+      'Capture the full scrollable page (cut at MAX_PAGE_HEIGHT, by default 65,535 device pixels; 16,383 for webp).',
   }),
   resolve(value, { plan }) {
     const fullPage = value ?? false;
