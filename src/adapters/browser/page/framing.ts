@@ -23,10 +23,10 @@ import { elementBox, pageZoom, scrollToBox } from './page-scripts.ts';
 import { inIsolatedWorld, pageBox, pageNumber, pageZoomValue } from './page-values.ts';
 import {
   drawSlices,
+  FORMAT_MAX_HEIGHT,
   joinSlices,
   needsSlices,
   type TallFrame,
-  WEBP_MAX_HEIGHT,
 } from './tall-image.ts';
 
 /** Full page: time allowed for scrolling through to trigger lazy loading. */
@@ -118,11 +118,11 @@ async function framePart(
   // (rounded: 333 CSS px at 2.5 is 833 device px), so a viewport of that width fits.
   const bounds: ImageBounds = {
     maxWidth: Math.round(o.maxWidth * o.deviceScaleFactor),
-    // WebP holds at most 16,383 px a side: a webp image is cut there whatever the setting.
-    maxHeight:
-      o.format === 'webp'
-        ? Math.min(run.settings.maxPageHeight, WEBP_MAX_HEIGHT)
-        : run.settings.maxPageHeight,
+    // WebP holds at most 16,383 px a side, JPEG 65,500: cut there whatever the setting.
+    maxHeight: Math.min(
+      run.settings.maxPageHeight,
+      FORMAT_MAX_HEIGHT[o.format] ?? Number.POSITIVE_INFINITY,
+    ),
     maxPixels: run.settings.maxImagePixels,
   };
   if (o.selector !== null) return frameElement(run, o, o.selector, bounds);

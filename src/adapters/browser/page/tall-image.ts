@@ -1,5 +1,5 @@
 /**
- * Images taller than Chromium draws in one piece (docs/api.md, "Full page"): the frame is
+ * Images taller than Chromium draws in one piece (docs/api.md, "Tall pages"): the frame is
  * drawn in slices of at most SLICE_MAX_HEIGHT output px, each by its own
  * Page.captureScreenshot of a clip further down the page, and the slices are joined by
  * libvips (sharp's `join`) into one image of the asked format.
@@ -25,8 +25,15 @@ import { imageSize } from './image-size.ts';
 
 /** Output px of one slice: what a compositor surface holds (its maximum texture size). */
 export const SLICE_MAX_HEIGHT = 16_384;
-/** WebP's own limit on either side; a webp image is cut there whatever MAX_PAGE_HEIGHT says. */
-export const WEBP_MAX_HEIGHT = 16_383;
+/**
+ * The formats' own limits on a side: an image is cut there whatever MAX_PAGE_HEIGHT says.
+ * WebP's is in its header (14 bits); JPEG's header holds 65,535, but libjpeg (Chromium's and
+ * libvips') writes at most JPEG_MAX_DIMENSION, 65,500. PNG's is past MAX_PAGE_HEIGHT's range.
+ */
+export const FORMAT_MAX_HEIGHT: Partial<Record<ImageFormat, number>> = {
+  webp: 16_383,
+  jpeg: 65_500,
+};
 /**
  * The join's own bound, in seconds: libvips cannot be interrupted from JavaScript, so a
  * capture whose deadline passes while joining answers at once (the join is raced) and the

@@ -5,7 +5,7 @@ export const fullPage = defineOption({
   name: 'full_page',
   schema: Type.Boolean({
     description:
-      'Capture the full scrollable page (cut at MAX_PAGE_HEIGHT, by default 65,535 device pixels; 16,383 for webp).',
+      'Capture the full scrollable page (cut at MAX_PAGE_HEIGHT, by default 65,535 device pixels; webp at 16,383, jpeg at 65,500).',
   }),
   resolve(value, { plan }) {
     const fullPage = value ?? false;
