@@ -2,32 +2,35 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { imageSize } from './image-size.ts';
-import { joinSlices, needsSlices, SLICE_MAX_HEIGHT, sliceRows } from './tall-image.ts';
+import { joinSlices, needsSlices, SLICE_HEIGHT, sliceRows } from './tall-image.ts';
 
 describe('sliceRows', () => {
-  it('draws what fits in one piece as one slice', () => {
-    assert.deepEqual(sliceRows(16_384), [[0, 16_384]]);
+  it('slices only what does not fit in one piece', () => {
     assert.equal(needsSlices(16_384), false);
     assert.equal(needsSlices(16_385), true);
+    assert.deepEqual(sliceRows(SLICE_HEIGHT), [[0, SLICE_HEIGHT]]);
   });
 
   it('cuts the fewest slices of even heights, covering every row once', () => {
     for (const height of [16_385, 30_000, 50_000, 65_535, 49_153]) {
       const rows = sliceRows(height);
-      assert.equal(rows.length, Math.ceil(height / SLICE_MAX_HEIGHT), `${height}`);
+      assert.equal(rows.length, Math.ceil(height / SLICE_HEIGHT), `${height}`);
       let next = 0;
       for (const [top, bottom] of rows) {
         assert.equal(top, next, `${height}: no gap, no overlap`);
-        assert.ok(bottom - top <= SLICE_MAX_HEIGHT, `${height}: ${bottom - top} rows`);
+        assert.ok(bottom - top <= SLICE_HEIGHT, `${height}: ${bottom - top} rows`);
         next = bottom;
       }
       assert.equal(next, height);
       const heights = rows.map(([top, bottom]) => bottom - top);
       assert.ok(Math.max(...heights) - Math.min(...heights) < rows.length, `${heights}`);
     }
-    assert.deepEqual(sliceRows(30_000), [
-      [0, 15_000],
-      [15_000, 30_000],
+    assert.deepEqual(sliceRows(20_000), [
+      [0, 4_000],
+      [4_000, 8_000],
+      [8_000, 12_000],
+      [12_000, 16_000],
+      [16_000, 20_000],
     ]);
   });
 });
