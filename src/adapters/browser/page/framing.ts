@@ -26,6 +26,7 @@ import {
   FORMAT_MAX_HEIGHT,
   joinSlices,
   needsSlices,
+  sliceRows,
   type TallFrame,
 } from './tall-image.ts';
 
@@ -417,6 +418,10 @@ async function screenshotInSlices(
 ): Promise<Buffer> {
   const started = performance.now();
   run.enter('capture', 'capturing the image in slices');
+  run.settings.logger?.debug(
+    { slices: sliceRows(tall.height).length, drawnHeight: tall.height },
+    'drawing a tall image in slices',
+  );
   const slices = await drawSlices(run, tall);
   const drawnMs = performance.now() - started;
   run.enter('capture', 'joining the slices');
