@@ -1,10 +1,11 @@
 /**
- * Tall pages through the real HTTP surface (docs/api.md, "Tall pages"): a full page taller than
- * Chromium draws in one piece comes back whole, drawn in slices and joined, up to
- * MAX_PAGE_HEIGHT (65,535 device px by default; 16,383 for webp, 65,500 for jpeg) and MAX_IMAGE_PIXELS, with
- * `truncated: true` when cut. Coloured bands every 5,000 px, each read back at its depth in the
- * hosted image, catch a slice drawn in the wrong place or a repeated tile; a fixed header
- * shows once, at the top. Heavy: the captures run one at a time, on a generous deadline.
+ * Tall pages through the real HTTP surface (docs/api.md, "Tall pages"): a full page taller
+ * than Chromium draws in one piece comes back whole, drawn in slices and joined, up to
+ * MAX_PAGE_HEIGHT (65,535 device px by default; 16,383 for webp, 65,500 for jpeg) and
+ * MAX_IMAGE_PIXELS, with `truncated: true` when cut. Coloured bands every 5,000 px, each read
+ * back at its depth in the hosted image, catch a slice drawn in the wrong place or a repeated
+ * tile; a fixed header and a sticky bar show once, at the top. Heavy: the captures run one at
+ * a time, on a generous deadline.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -36,17 +37,26 @@ const BAND_COLOURS: Rgb[] = [
 const BAND = 5_000;
 const WHITE: Rgb = [255, 255, 255];
 const BLACK: Rgb = [0, 0, 0];
+const ORANGE: Rgb = [255, 128, 0];
 const css = ([r, g, b]: Rgb) => `rgb(${r},${g},${b})`;
 
 /**
  * A page `height` px tall of bands 5,000 px each, in BAND_COLOURS order, the last 100 px a
- * white bottom marker; optionally a fixed black header 80 px tall over it.
+ * white bottom marker. `header`: a fixed black header 80 px tall over it, and an orange
+ * sticky bar (`top: 80px`) in the first band, 200 px down, 30 px tall.
  */
 function bandsPage(height: number, header = false): string {
   let bands = '';
   for (let top = 0, i = 0; top < height - 100; top += BAND, i++) {
-    const h = Math.min(BAND, height - 100 - top);
-    bands += `<div style="height:${h}px;background:${css(BAND_COLOURS[i] as Rgb)}"></div>`;
+    const colour = css(BAND_COLOURS[i] as Rgb);
+    let h = Math.min(BAND, height - 100 - top);
+    if (header && i === 0) {
+      bands +=
+        `<div style="height:200px;background:${colour}"></div>` +
+        `<nav style="position:sticky;top:80px;height:30px;background:${css(ORANGE)}"></nav>`;
+      h -= 230;
+    }
+    bands += `<div style="height:${h}px;background:${colour}"></div>`;
   }
   bands += `<div style="height:100px;background:${css(WHITE)}"></div>`;
   const fixed = header
@@ -186,21 +196,25 @@ describe('tall pages', () => {
     assertBands(await column(bytes, 640), 30_000, 1, 16_383);
   });
 
-  it('a fixed header stitched past 16,384 px shows once, at the top', HEAVY, async () => {
+  it('fixed and sticky elements stitched past 16,384 px show once, at the top', HEAVY, async () => {
     const { body, bytes, slices } = await shot('/header');
     assert.deepEqual([body.width, body.height, body.truncated], [1280, 20_000, false]);
     assert.equal(slices, 5, 'five slices of 4,000 rows: the header in none but the first');
     const at = await column(bytes, 640);
-    const headerRows: number[] = [];
-    for (let y = 0; y < body.height; y += 5) {
-      if (at(y).every((v) => v < 40)) headerRows.push(y);
-    }
-    assert.deepEqual(
-      headerRows,
-      Array.from({ length: 16 }, (_, i) => i * 5),
-      'black rows',
-    );
+    /** Rows, every 5 px, whose colour is near `rgb`. */
+    const rowsOf = (rgb: Rgb): number[] => {
+      const rows: number[] = [];
+      for (let y = 0; y < body.height; y += 5) {
+        if (at(y).every((v, i) => Math.abs(v - (rgb[i] ?? 0)) <= 40)) rows.push(y);
+      }
+      return rows;
+    };
+    const rowsFrom = (first: number, count: number) =>
+      Array.from({ length: count }, (_, i) => first + i * 5);
+    assert.deepEqual(rowsOf(BLACK), rowsFrom(0, 16), 'the fixed header, once');
+    assert.deepEqual(rowsOf(ORANGE), rowsFrom(200, 6), 'the sticky bar, once, in its place');
     near(at(100), BAND_COLOURS[0] as Rgb, 'under the header');
+    near(at(4_000), BAND_COLOURS[0] as Rgb, 'the second slice starts in the first band');
     near(at(19_950), WHITE, 'the bottom marker');
   });
 
@@ -217,6 +231,16 @@ describe('tall pages', () => {
     const squeezed = await column(fill.bytes, 500);
     assertBands(squeezed, 30_000, 2_000 / 30_000, 2_000);
     near(squeezed(1_998), WHITE, 'the bottom marker, squeezed');
+  });
+
+  it('heights are device pixels: at scale 2 the same page is 60,000 px', HEAVY, async () => {
+    // 1000 x 60,000 device px is within the pixel budget.
+    const { body, bytes, slices } = await shot('/30k', { width: 500, device_scale_factor: 2 });
+    assert.deepEqual([body.width, body.height, body.truncated], [1000, 60_000, false]);
+    assert.equal(slices, 15);
+    const at = await column(bytes, 500);
+    assertBands(at, 30_000, 2, 60_000);
+    near(at(59_950), WHITE, 'the bottom marker');
   });
 
   it('a page taller than MAX_PAGE_HEIGHT is cut there, truncated', HEAVY, async () => {
