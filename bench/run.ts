@@ -28,7 +28,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { SLICE_HEIGHT } from '../src/adapters/browser/page/tall-image.ts';
+import { BOUNDS } from '../src/domain/bounds.ts';
 import { type ApiResult, runApiBench } from './api.ts';
 import { type AsyncNodesResult, runAsyncBench } from './async.ts';
 import { captureMarkdown, runCaptureBench } from './capture.ts';
@@ -271,7 +271,7 @@ function tallRows(result: TallResult): Row[] {
   const peak = Math.max(result.first.rssGrowthBytes, ...result.tall.map((c) => c.rssGrowthBytes));
   return [
     row(
-      `50,000 px: ${Math.ceil(50_000 / SLICE_HEIGHT)} slices joined`,
+      `50,000 px: ${Math.ceil(50_000 / BOUNDS.browser.sliceHeight)} slices joined`,
       result.tall,
       `${fmt(result.timeRatio, 2)}x the 16,000 px page (median of ${result.rounds} rounds); ` +
         `target <= ${TIME_TARGET}x ${result.timeTargetMet ? 'met' : 'NOT met'}; ` +

@@ -6,6 +6,7 @@
  * image's own header is read back and held to the same bounds.
  */
 import type { Protocol } from 'puppeteer-core';
+import { BOUNDS } from '../../../domain/bounds.ts';
 import type { RenderOptions } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { CaptureOutput, CaptureRun } from './capture-run.ts';
@@ -21,14 +22,7 @@ import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
 import { OPTION_STEPS, optionSteps, settles } from './option-steps.ts';
 import { elementBox, pageZoom, scrollToBox } from './page-scripts.ts';
 import { inIsolatedWorld, pageBox, pageNumber, pageZoomValue } from './page-values.ts';
-import {
-  drawSlices,
-  FORMAT_MAX_HEIGHT,
-  joinSlices,
-  needsSlices,
-  sliceRows,
-  type TallFrame,
-} from './tall-image.ts';
+import { drawSlices, joinSlices, needsSlices, sliceRows, type TallFrame } from './tall-image.ts';
 
 /** Full page: time allowed for scrolling through to trigger lazy loading. */
 export const FULL_PAGE_SCROLL_BUDGET_MS = 5_000;
@@ -119,11 +113,7 @@ async function framePart(
   // (rounded: 333 CSS px at 2.5 is 833 device px), so a viewport of that width fits.
   const bounds: ImageBounds = {
     maxWidth: Math.round(o.maxWidth * o.deviceScaleFactor),
-    // WebP holds at most 16,383 px a side, JPEG 65,500: cut there whatever the setting.
-    maxHeight: Math.min(
-      run.settings.maxPageHeight,
-      FORMAT_MAX_HEIGHT[o.format] ?? Number.POSITIVE_INFINITY,
-    ),
+    maxHeight: Math.min(run.settings.maxPageHeight, formatMaxHeight(o.format)),
     maxPixels: run.settings.maxImagePixels,
   };
   if (o.selector !== null) return frameElement(run, o, o.selector, bounds);
@@ -133,6 +123,16 @@ async function framePart(
   }
   if (o.fullPage) return frameFullPage(run, o, bounds);
   return frameViewport(run, o, bounds, paintReady);
+}
+
+/**
+ * The format's own limit on a side: WebP holds at most 16,383 px, libjpeg writes at most
+ * 65,500; an image is cut there whatever MAX_PAGE_HEIGHT says.
+ */
+function formatMaxHeight(format: RenderOptions['format']): number {
+  if (format === 'webp') return BOUNDS.browser.webpMaxHeight;
+  if (format === 'jpeg') return BOUNDS.browser.jpegMaxHeight;
+  return Number.POSITIVE_INFINITY;
 }
 
 async function frameElement(
@@ -426,7 +426,7 @@ async function screenshotInSlices(
   const drawnMs = performance.now() - started;
   run.enter('capture', 'joining the slices');
   // Raced with the deadline: a capture out of time answers at once, and the join it leaves
-  // behind ends by JOIN_TIMEOUT_SECONDS, its slices with it (nothing else holds them).
+  // behind ends by BOUNDS.browser.joinTimeoutSeconds, its slices with it (nothing else holds them).
   const image = await run.step(
     joinSlices(slices, o.format === 'pdf' ? 'png' : o.format, o.quality, {
       width: frame.resize?.width ?? tall.width,

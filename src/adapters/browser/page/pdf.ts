@@ -31,12 +31,6 @@ const PAPER_INCHES: Record<PdfPaper, readonly [number, number]> = {
 const PDF_MARGIN_INCHES = 0.4;
 /** Pages a PDF holds at most; a longer document is cut (`truncated`). */
 export const MAX_PDF_PAGES = 100;
-/**
- * A single-page PDF is at most this many CSS px tall (170 inches; PDF readers refuse pages
- * past 200 inches), whatever MAX_PAGE_HEIGHT allows images: the bound it had before tall
- * images, so PDFs are unchanged by them.
- */
-export const PDF_MAX_HEIGHT = 16_384;
 const CSS_PX_PER_INCH = 96;
 const POINTS_PER_INCH = 72;
 
@@ -57,9 +51,9 @@ export async function printPdf(
 ): Promise<Omit<CaptureOutput, 'targetStatus' | 'metadata' | 'warnings' | 'settleMs'>> {
   const cdp = run.cdp;
   const settle = settles(o);
-  // The height bound in CSS px: a PDF has no device pixels. Never past PDF_MAX_HEIGHT: tall
+  // The height bound in CSS px: a PDF has no device pixels. Never past pdfMaxHeight: tall
   // images (MAX_PAGE_HEIGHT up to 65,535) are drawn in slices, a PDF page is not.
-  const maxHeight = Math.min(run.settings.maxPageHeight, PDF_MAX_HEIGHT);
+  const maxHeight = Math.min(run.settings.maxPageHeight, BOUNDS.browser.pdfMaxHeight);
   run.enter('capture', 'scrolling through the page');
   await run.step(
     inIsolatedWorld(run.page, scrollThrough, {

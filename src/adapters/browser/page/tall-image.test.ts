@@ -1,24 +1,25 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
+import { BOUNDS } from '../../../domain/bounds.ts';
 import { imageSize } from './image-size.ts';
-import { joinSlices, needsSlices, SLICE_HEIGHT, sliceRows } from './tall-image.ts';
+import { joinSlices, needsSlices, sliceRows } from './tall-image.ts';
 
 describe('sliceRows', () => {
   it('slices only what does not fit in one piece', () => {
     assert.equal(needsSlices(16_384), false);
     assert.equal(needsSlices(16_385), true);
-    assert.deepEqual(sliceRows(SLICE_HEIGHT), [[0, SLICE_HEIGHT]]);
+    assert.deepEqual(sliceRows(BOUNDS.browser.sliceHeight), [[0, BOUNDS.browser.sliceHeight]]);
   });
 
   it('cuts the fewest slices of even heights, covering every row once', () => {
     for (const height of [16_385, 30_000, 50_000, 65_535, 49_153]) {
       const rows = sliceRows(height);
-      assert.equal(rows.length, Math.ceil(height / SLICE_HEIGHT), `${height}`);
+      assert.equal(rows.length, Math.ceil(height / BOUNDS.browser.sliceHeight), `${height}`);
       let next = 0;
       for (const [top, bottom] of rows) {
         assert.equal(top, next, `${height}: no gap, no overlap`);
-        assert.ok(bottom - top <= SLICE_HEIGHT, `${height}: ${bottom - top} rows`);
+        assert.ok(bottom - top <= BOUNDS.browser.sliceHeight, `${height}: ${bottom - top} rows`);
         next = bottom;
       }
       assert.equal(next, height);

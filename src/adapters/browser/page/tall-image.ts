@@ -1,13 +1,13 @@
 /**
  * Images taller than Chromium draws in one piece (docs/api.md, "Tall pages"): the frame is
- * drawn in slices of at most SLICE_HEIGHT output px, each by its own Page.captureScreenshot
+ * drawn in slices of at most BOUNDS.browser.sliceHeight output px, each by its own Page.captureScreenshot
  * of a clip further down the page, and the slices are joined by libvips (sharp's `join`) into
  * one image of the asked format.
  *
  * Why slices: a compositor surface is at most its maximum texture size tall (16,384 px on
  * most GPUs, 8,192 on some), and past it Chromium repeats tiles (puppeteer issue 1576); one
  * piece also makes Chromium hold, and send in one CDP message, the whole image. Frames up to
- * ONE_PIECE_MAX_HEIGHT stay one piece, encoded by Chromium, as before tall pages.
+ * BOUNDS.browser.onePieceMaxHeight stay one piece, encoded by Chromium, as before.
  *
  * Why join, and how memory stays bounded: the slices arrive as PNG (lossless, encoded by
  * Chromium with `optimizeForSpeed`, so only one lossy encode happens, at the end) and stay
@@ -18,38 +18,12 @@
  */
 import type { Protocol } from 'puppeteer-core';
 import sharp, { type Sharp } from 'sharp';
+import { BOUNDS } from '../../../domain/bounds.ts';
 import type { ImageFormat } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { CaptureRun } from './capture-run.ts';
 import { imageSize } from './image-size.ts';
 
-/** Output px a frame may have and still be drawn in one piece (a surface's texture limit). */
-export const ONE_PIECE_MAX_HEIGHT = 16_384;
-/**
- * Output px of one slice, at most. Each slice arrives as one CDP message of base64 and is
- * decoded in Node, and those transient strings are most of the memory a tall capture takes
- * beyond its result: measured on a 1280 x 30,000 page of noise (nothing for PNG to compress,
- * the worst case), Node grew by 4.1x the raw image with slices of 16,384 rows, 3.1x with
- * 8,192 and 2.1x with 4,096, while a 50,000 px page of text took 1.6, 1.7 and 1.8 s to draw
- * (4, 7 and 13 slices). It also stays under the 8,192 px texture limit of some GPUs.
- */
-export const SLICE_HEIGHT = 4_096;
-/**
- * The formats' own limits on a side: an image is cut there whatever MAX_PAGE_HEIGHT says.
- * WebP's is in its header (14 bits); JPEG's header holds 65,535, but libjpeg (Chromium's and
- * libvips') writes at most JPEG_MAX_DIMENSION, 65,500. PNG's is past MAX_PAGE_HEIGHT's range.
- */
-export const FORMAT_MAX_HEIGHT: Partial<Record<ImageFormat, number>> = {
-  webp: 16_383,
-  jpeg: 65_500,
-};
-/**
- * The join's own bound, in seconds: libvips cannot be interrupted from JavaScript, so a
- * capture whose deadline passes while joining answers at once (the join is raced) and the
- * join left behind stops by this bound at the latest. 65,535 rows of 3,840 px take about
- * 10 s on one busy core.
- */
-export const JOIN_TIMEOUT_SECONDS = 60;
 /** Page.captureScreenshot's bound for one slice (the capture's deadline ends it first). */
 const SLICE_COMMAND_TIMEOUT_MS = 120_000;
 
@@ -67,7 +41,10 @@ export interface TallFrame {
  * even heights: libvips' join makes every cell of its grid as tall as the tallest input, so
  * even slices leave at most a few rows to cut off the bottom.
  */
-export function sliceRows(height: number, sliceMax = SLICE_HEIGHT): Array<[number, number]> {
+export function sliceRows(
+  height: number,
+  sliceMax: number = BOUNDS.browser.sliceHeight,
+): Array<[number, number]> {
   const count = Math.ceil(height / sliceMax);
   const each = Math.ceil(height / count);
   const rows: Array<[number, number]> = [];
@@ -76,7 +53,7 @@ export function sliceRows(height: number, sliceMax = SLICE_HEIGHT): Array<[numbe
 }
 
 /** Whether a frame of this output height is drawn in slices. */
-export const needsSlices = (height: number): boolean => height > ONE_PIECE_MAX_HEIGHT;
+export const needsSlices = (height: number): boolean => height > BOUNDS.browser.onePieceMaxHeight;
 
 /**
  * Draws the frame slice by slice, as PNG. Each slice is held to its expected size: a slice
@@ -171,8 +148,9 @@ export async function joinSlices(
     // sharp gives each joined input its defaults, sequential access among them: rows are read
     // top to bottom once and no slice is decoded whole. (Its limitInputPixels would not reach
     // them either; the headers were read above.)
+    // Raced with the deadline by the caller; this bound ends the work left behind.
     let joined = sharp(slices, { join: { across: 1 } }).timeout({
-      seconds: JOIN_TIMEOUT_SECONDS,
+      seconds: BOUNDS.browser.joinTimeoutSeconds,
     });
     // The grid's cells are all the size of the largest slice: the padding below the last
     // one (and beside a slice a pixel narrower) is cut before anything else.
