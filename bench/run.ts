@@ -12,7 +12,10 @@
  *   - start: process start to first capture, against a bare puppeteer launch + capture
  *     (bench/start.ts);
  *   - async: async captures to their webhook at concurrency 2, one node and two, against
- *     synchronous captures on the same nodes (bench/async.ts).
+ *     synchronous captures on the same nodes (bench/async.ts);
+ *   - tall: a 50,000 px full page (drawn in slices and joined) against a 16,000 px one in the
+ *     same run, and the service's resident memory growth while joining against the image's
+ *     raw size (bench/tall.ts).
  * Prints a markdown report and writes bench/results/latest.json and latest.md. Exits 1, with
  * a loud message, when a part failed or any capture in it failed.
  *
@@ -25,6 +28,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import path from 'node:path';
+import { BOUNDS } from '../src/domain/bounds.ts';
 import { type ApiResult, runApiBench } from './api.ts';
 import { type AsyncNodesResult, runAsyncBench } from './async.ts';
 import { captureMarkdown, runCaptureBench } from './capture.ts';
@@ -32,6 +36,7 @@ import { runClusterBench } from './cluster.ts';
 import { type MemoryResult, runMemoryBench, SOAK_CHECKPOINTS } from './memory.ts';
 import { runStartBench, type StartResult } from './start.ts';
 import type { Target } from './stats.ts';
+import { MEMORY_TARGET, runTallBench, type TallResult, TIME_TARGET } from './tall.ts';
 
 interface Row {
   benchmark: string;
@@ -249,6 +254,59 @@ function startRows(result: StartResult): Row[] {
   ];
 }
 
+function tallRows(result: TallResult): Row[] {
+  const ms = (xs: TallResult['tall']) => xs.map((c) => c.ms).sort((a, b) => a - b);
+  const mib = (bytes: number) => fmt(bytes / 2 ** 20, 0);
+  const row = (variant: string, xs: TallResult['tall'], note: string): Row => {
+    const sorted = ms(xs);
+    return {
+      benchmark: 'full page, 1280 wide, PNG (service, one slot)',
+      variant,
+      throughput: '-',
+      p50: fmt(sorted[(sorted.length - 1) >> 1], 0),
+      tail: `max ${fmt(sorted[sorted.length - 1], 0)}`,
+      note,
+    };
+  };
+  const peak = Math.max(result.first.rssGrowthBytes, ...result.tall.map((c) => c.rssGrowthBytes));
+  return [
+    row(
+      `50,000 px: ${Math.ceil(50_000 / BOUNDS.browser.sliceHeight)} slices joined`,
+      result.tall,
+      `${fmt(result.timeRatio, 2)}x the 16,000 px page (median of ${result.rounds} rounds); ` +
+        `target <= ${TIME_TARGET}x ${result.timeTargetMet ? 'met' : 'NOT met'}; ` +
+        `${mib(result.tall[0]?.imageBytes ?? 0)} MiB PNG`,
+    ),
+    row(
+      'baseline: 16,000 px, one piece',
+      result.base,
+      `${mib(result.base[0]?.imageBytes ?? 0)} MiB PNG`,
+    ),
+    {
+      benchmark: 'full page, 1280 wide, PNG (service, one slot)',
+      variant: '50,000 px: Node RSS growth while capturing and joining',
+      throughput: `+${mib(peak)} MiB`,
+      p50: '-',
+      tail: '-',
+      note:
+        `${fmt(result.memoryRatio, 2)}x the raw image (${mib(result.rawBytes)} MiB), highest ` +
+        `of ${result.rounds + 1} (the process's first included); target < ${MEMORY_TARGET}x; ` +
+        'VmRSS of the service process every 10 ms over the request, less the reading before it',
+    },
+    {
+      benchmark: 'full page, 1280 wide, PNG (service, one slot)',
+      variant: '50,000 px of random pixels (worst case): Node RSS growth, a fresh node',
+      throughput: `+${mib(result.noise.rssGrowthBytes)} MiB`,
+      p50: fmt(result.noise.ms, 0),
+      tail: '-',
+      note:
+        `${fmt(result.noiseMemoryRatio, 2)}x the raw image; target < ${MEMORY_TARGET}x ` +
+        `${result.memoryTargetMet ? 'met' : 'NOT met'} (both pages); ` +
+        `${mib(result.noise.imageBytes)} MiB PNG`,
+    },
+  ];
+}
+
 function targetTable(targets: Target[]): string {
   const met = targets.filter((t) => t.met).length;
   return [
@@ -417,6 +475,32 @@ const PARTS: Part[] = [
         json: r,
         rows: asyncRows(r),
         failures: errors > 0 ? [`${errors} async or sync captures failed`] : [],
+      };
+    },
+  },
+  {
+    name: 'tall',
+    run: async ({ quick, log }) => {
+      const r = await runTallBench({ quick, log });
+      return {
+        json: r,
+        rows: tallRows(r),
+        targets: [
+          {
+            name: 'tall page: 50,000 px full-page capture time / 16,000 px, 1280 wide (median)',
+            value: `${fmt(r.timeRatio, 2)}x`,
+            threshold: `<= ${TIME_TARGET}x`,
+            met: r.timeTargetMet,
+          },
+          {
+            name:
+              'tall page: service RSS growth while joining / the image raw size (text page; ' +
+              'random pixels)',
+            value: `${fmt(r.memoryRatio, 2)}x; ${fmt(r.noiseMemoryRatio, 2)}x`,
+            threshold: `< ${MEMORY_TARGET}x`,
+            met: r.memoryTargetMet,
+          },
+        ],
       };
     },
   },

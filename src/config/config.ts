@@ -212,7 +212,9 @@ export function loadConfig(env: Env): Config {
       concurrency: renderConcurrency,
       queueSize: r.int('RENDER_QUEUE', 50, 0, 10_000),
       timeoutMs: renderTimeoutMs,
-      maxPageHeight: r.int('MAX_PAGE_HEIGHT', 16_384, 256, 65_535),
+      // Taller than Chromium draws in one piece: such images are drawn in slices and joined
+      // (tall-image.ts). 65,535 is JPEG's own limit; WebP's is 16,383, applied per capture.
+      maxPageHeight: r.int('MAX_PAGE_HEIGHT', 65_535, 256, 65_535),
       // 64 megapixels in the ordinary (SI) sense. At most 90 million: an image arrives as one
       // CDP message (the base64 of a PNG), which must fit CDP_MAX_MESSAGE_MB (checked below).
       maxImagePixels: r.int('MAX_IMAGE_PIXELS', 64_000_000, 1_000_000, 90_000_000),

@@ -231,6 +231,41 @@ export const BOUNDS = {
     maxPdfBytes: 50 * 1024 * 1024,
     /** Bytes asked of Chromium per read of a PDF stream (IO.read). */
     pdfReadChunkBytes: 1024 * 1024,
+    /**
+     * Output px an image may have and still be drawn in one piece: a compositor surface's
+     * maximum texture size (16,384 on most GPUs), past which Chromium repeats tiles. A taller
+     * one is drawn in slices and joined (docs/api.md, "Tall pages").
+     */
+    onePieceMaxHeight: 16_384,
+    /**
+     * Output px of one slice of a tall image, at most. Each slice arrives as one CDP message
+     * of base64 decoded in Node, and those transient strings are most of the memory a tall
+     * capture takes beyond its result: on a 1280 x 30,000 page of random pixels (nothing for
+     * PNG to compress, the worst case) Node grew by 4.1x the raw image with slices of 16,384
+     * rows, 3.1x with 8,192 and 2.1x with 4,096, while a 50,000 px page of text took 1.6, 1.7
+     * and 1.8 s to draw (4, 7 and 13 slices). It also stays under the 8,192 px texture limit
+     * of some GPUs.
+     */
+    sliceHeight: 4_096,
+    /**
+     * The join of a tall image's slices, at most: libvips cannot be interrupted from
+     * JavaScript, so a capture whose deadline passes while joining answers at once and the
+     * join left behind stops by this bound at the latest. A 38-megapixel join of random
+     * pixels took about 2 s here.
+     */
+    joinTimeoutSeconds: 60,
+    /** WebP's own limit on a side (14 bits in its header): a webp image is cut there. */
+    webpMaxHeight: 16_383,
+    /**
+     * JPEG's, as libjpeg (Chromium's and libvips') writes it: JPEG_MAX_DIMENSION, though the
+     * header could say 65,535. A jpeg image is cut there whatever MAX_PAGE_HEIGHT says.
+     */
+    jpegMaxHeight: 65_500,
+    /**
+     * A single-page PDF, in CSS px (170 inches; PDF readers refuse pages past 200), whatever
+     * MAX_PAGE_HEIGHT allows images: the bound it had before tall images.
+     */
+    pdfMaxHeight: 16_384,
   },
 
   /** Admission to the render pool under overload (docs/security.md, "Overload"). */

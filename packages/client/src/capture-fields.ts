@@ -7,7 +7,7 @@ export const CAPTURE_FIELDS = {
   format: { type: 'string', help: 'One of png, jpeg, webp, pdf. Default png; webp and pdf are Pro-only (plan data).' },
   width: { type: 'integer', help: 'Viewport width in CSS pixels (default 1920), capped at the plan maximum.' },
   height: { type: 'integer', help: 'Viewport height in CSS pixels (default 1080), capped at the plan maximum.' },
-  full_page: { type: 'boolean', help: 'Capture the full scrollable page (cut at 16,384 device pixels).' },
+  full_page: { type: 'boolean', help: 'Capture the full scrollable page (cut at MAX_PAGE_HEIGHT, by default 65,535 device pixels; webp at 16,383, jpeg at 65,500).' },
   quality: { type: 'integer', help: 'JPEG/WebP quality (default 80).' },
   fresh: { type: 'boolean', help: 'Bypass the cache and render anew (Pro).' },
   device_scale_factor: { type: 'number', help: 'Device pixel ratio, 1 to 3 (Pro above 1).' },

@@ -1278,7 +1278,7 @@ export interface paths {
                         width?: number;
                         /** @description Viewport height in CSS pixels (default 1080), capped at the plan maximum. */
                         height?: number;
-                        /** @description Capture the full scrollable page (cut at 16,384 device pixels). */
+                        /** @description Capture the full scrollable page (cut at MAX_PAGE_HEIGHT, by default 65,535 device pixels; webp at 16,383, jpeg at 65,500). */
                         full_page?: boolean;
                         /** @description JPEG/WebP quality (default 80). */
                         quality?: number;
@@ -1683,7 +1683,7 @@ export interface paths {
                             width?: number;
                             /** @description Viewport height in CSS pixels (default 1080), capped at the plan maximum. */
                             height?: number;
-                            /** @description Capture the full scrollable page (cut at 16,384 device pixels). */
+                            /** @description Capture the full scrollable page (cut at MAX_PAGE_HEIGHT, by default 65,535 device pixels; webp at 16,383, jpeg at 65,500). */
                             full_page?: boolean;
                             /** @description JPEG/WebP quality (default 80). */
                             quality?: number;

@@ -6,6 +6,7 @@
  * image's own header is read back and held to the same bounds.
  */
 import type { Protocol } from 'puppeteer-core';
+import { BOUNDS } from '../../../domain/bounds.ts';
 import type { RenderOptions } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
 import type { CaptureOutput, CaptureRun } from './capture-run.ts';
@@ -21,6 +22,7 @@ import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
 import { OPTION_STEPS, optionSteps, settles } from './option-steps.ts';
 import { elementBox, pageZoom, scrollToBox } from './page-scripts.ts';
 import { inIsolatedWorld, pageBox, pageNumber, pageZoomValue } from './page-values.ts';
+import { drawSlices, joinSlices, needsSlices, sliceRows, type TallFrame } from './tall-image.ts';
 
 /** Full page: time allowed for scrolling through to trigger lazy loading. */
 export const FULL_PAGE_SCROLL_BUDGET_MS = 5_000;
@@ -111,7 +113,7 @@ async function framePart(
   // (rounded: 333 CSS px at 2.5 is 833 device px), so a viewport of that width fits.
   const bounds: ImageBounds = {
     maxWidth: Math.round(o.maxWidth * o.deviceScaleFactor),
-    maxHeight: run.settings.maxPageHeight,
+    maxHeight: Math.min(run.settings.maxPageHeight, formatMaxHeight(o.format)),
     maxPixels: run.settings.maxImagePixels,
   };
   if (o.selector !== null) return frameElement(run, o, o.selector, bounds);
@@ -121,6 +123,16 @@ async function framePart(
   }
   if (o.fullPage) return frameFullPage(run, o, bounds);
   return frameViewport(run, o, bounds, paintReady);
+}
+
+/**
+ * The format's own limit on a side: WebP holds at most 16,383 px, libjpeg writes at most
+ * 65,500; an image is cut there whatever MAX_PAGE_HEIGHT says.
+ */
+function formatMaxHeight(format: RenderOptions['format']): number {
+  if (format === 'webp') return BOUNDS.browser.webpMaxHeight;
+  if (format === 'jpeg') return BOUNDS.browser.jpegMaxHeight;
+  return Number.POSITIVE_INFINITY;
 }
 
 async function frameElement(
@@ -310,7 +322,10 @@ function drawableScale(plan: ResizePlan, bounds: ImageBounds): number {
   );
 }
 
-/** Page.captureScreenshot of the frame, its header read back and held to the bounds. */
+/**
+ * Page.captureScreenshot of the frame (in slices when it is too tall for one piece), its
+ * header read back and held to the bounds.
+ */
 export async function screenshot(
   run: CaptureRun,
   o: RenderOptions,
@@ -321,35 +336,11 @@ export async function screenshot(
     'truncated' | 'targetStatus' | 'metadata' | 'warnings' | 'settleMs' | 'content'
   >
 > {
-  run.enter('capture', 'capturing the image');
-  const shot = await run.step(
-    run.cdp.send(
-      'Page.captureScreenshot',
-      {
-        ...encoderSettings(o.format === 'pdf' ? 'png' : o.format, o.quality),
-        captureBeyondViewport: frame.beyondViewport,
-        ...(frame.clip ? { clip: frame.clip } : {}),
-      },
-      // A full-size image can take longer than the default bound on a busy machine; the
-      // capture's deadline still ends it.
-      { timeout: SCREENSHOT_COMMAND_TIMEOUT_MS },
-    ),
-  );
-  let image: Buffer = Buffer.from(shot.data, 'base64');
-  const resize = frame.resize;
-  if (resize !== undefined) {
-    const drawn = imageSize(image);
-    if (resize.stretch || drawn?.width !== resize.width || drawn?.height !== resize.height) {
-      run.enter('capture', 'resizing the image');
-      image = await run.step(
-        resizeExactly(image, o.format === 'pdf' ? 'png' : o.format, o.quality, {
-          width: resize.width,
-          height: resize.height,
-          maxPixels: frame.bounds.maxPixels,
-        }),
-      );
-    }
-  }
+  const tall = tallFrame(o, frame);
+  const image =
+    tall === null
+      ? await screenshotInOnePiece(run, o, frame)
+      : await screenshotInSlices(run, o, frame, tall);
   const size = imageSize(image);
   if (size === null || size.format !== o.format) {
     throw new AppError('internal_error', `chromium returned an unreadable ${o.format} image`);
@@ -366,4 +357,94 @@ export async function screenshot(
     );
   }
   return { image, format: size.format, width: size.width, height: size.height };
+}
+
+/** The frame's size in output px when it is drawn in slices (too tall for one piece), else null. */
+function tallFrame(o: RenderOptions, frame: ImageFrame): TallFrame | null {
+  const clip = frame.clip;
+  // A viewport capture is one surface already; only a clip beyond it can be this tall.
+  if (clip === undefined || !frame.beyondViewport) return null;
+  const pxPerCss = clip.scale * o.deviceScaleFactor;
+  const height = Math.round(clip.height * pxPerCss);
+  if (!needsSlices(height)) return null;
+  return { clip, pxPerCss, width: Math.round(clip.width * pxPerCss), height };
+}
+
+/** One Page.captureScreenshot, encoded by Chromium; resized once more only when it must be. */
+async function screenshotInOnePiece(
+  run: CaptureRun,
+  o: RenderOptions,
+  frame: ImageFrame,
+): Promise<Buffer> {
+  const format = o.format === 'pdf' ? 'png' : o.format;
+  run.enter('capture', 'capturing the image');
+  const shot = await run.step(
+    run.cdp.send(
+      'Page.captureScreenshot',
+      {
+        ...encoderSettings(format, o.quality),
+        captureBeyondViewport: frame.beyondViewport,
+        ...(frame.clip ? { clip: frame.clip } : {}),
+      },
+      // A full-size image can take longer than the default bound on a busy machine; the
+      // capture's deadline still ends it.
+      { timeout: SCREENSHOT_COMMAND_TIMEOUT_MS },
+    ),
+  );
+  let image: Buffer = Buffer.from(shot.data, 'base64');
+  const resize = frame.resize;
+  if (resize !== undefined) {
+    const drawn = imageSize(image);
+    if (resize.stretch || drawn?.width !== resize.width || drawn?.height !== resize.height) {
+      run.enter('capture', 'resizing the image');
+      image = await run.step(
+        resizeExactly(image, format, o.quality, {
+          width: resize.width,
+          height: resize.height,
+          maxPixels: frame.bounds.maxPixels,
+        }),
+      );
+    }
+  }
+  return image;
+}
+
+/**
+ * A frame too tall for one piece (tall-image.ts): drawn in slices, joined, resized to the
+ * asked size in the same pass and encoded once.
+ */
+async function screenshotInSlices(
+  run: CaptureRun,
+  o: RenderOptions,
+  frame: ImageFrame,
+  tall: TallFrame,
+): Promise<Buffer> {
+  const started = performance.now();
+  run.enter('capture', 'capturing the image in slices');
+  run.settings.logger?.debug(
+    { slices: sliceRows(tall.height).length, drawnHeight: tall.height },
+    'drawing a tall image in slices',
+  );
+  const slices = await drawSlices(run, tall);
+  const drawnMs = performance.now() - started;
+  run.enter('capture', 'joining the slices');
+  // Raced with the deadline: a capture out of time answers at once, and the join it leaves
+  // behind ends by BOUNDS.browser.joinTimeoutSeconds, its slices with it (nothing else holds them).
+  const image = await run.step(
+    joinSlices(slices, o.format === 'pdf' ? 'png' : o.format, o.quality, {
+      width: frame.resize?.width ?? tall.width,
+      height: frame.resize?.height ?? tall.height,
+      maxPixels: frame.bounds.maxPixels,
+    }),
+  );
+  run.settings.logger?.debug(
+    {
+      slices: slices.length,
+      drawnHeight: tall.height,
+      drawMs: Math.round(drawnMs),
+      joinMs: Math.round(performance.now() - started - drawnMs),
+    },
+    'tall image drawn in slices and joined',
+  );
+  return image;
 }

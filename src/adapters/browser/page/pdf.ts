@@ -51,8 +51,9 @@ export async function printPdf(
 ): Promise<Omit<CaptureOutput, 'targetStatus' | 'metadata' | 'warnings' | 'settleMs' | 'content'>> {
   const cdp = run.cdp;
   const settle = settles(o);
-  // The height bound in CSS px: a PDF has no device pixels.
-  const maxHeight = run.settings.maxPageHeight;
+  // The height bound in CSS px: a PDF has no device pixels. Never past pdfMaxHeight: tall
+  // images (MAX_PAGE_HEIGHT up to 65,535) are drawn in slices, a PDF page is not.
+  const maxHeight = Math.min(run.settings.maxPageHeight, BOUNDS.browser.pdfMaxHeight);
   run.enter('capture', 'scrolling through the page');
   await run.step(
     inIsolatedWorld(run.page, scrollThrough, {

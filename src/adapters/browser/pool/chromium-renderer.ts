@@ -30,7 +30,7 @@ import { PagePool } from './page-pool.ts';
 import { RenderTimes } from './render-times.ts';
 import { SlotQueue } from './slot-queue.ts';
 
-export const DEFAULT_MAX_PAGE_HEIGHT = 16_384;
+export const DEFAULT_MAX_PAGE_HEIGHT = 65_535;
 /** 64 megapixels (SI: 64 million). */
 export const DEFAULT_MAX_IMAGE_PIXELS = 64_000_000;
 /** Resident memory of one renderer above which it is killed. */
@@ -69,7 +69,7 @@ export interface ChromiumRendererOptions {
   proxyUrl?: string;
   /** Called for each main-frame document request, redirects included; throws to refuse. */
   checkNavigation?: (url: URL) => Promise<void>;
-  /** Device px; full-page images are cut there. Default 16384. */
+  /** Device px; full-page images are cut there (webp: at 16,383 at most). Default 65535. */
   maxPageHeight?: number;
   /** The settle wait's cap, in ms (default NETWORK_QUIET_CAP_MS); tests raise it. */
   networkQuietCapMs?: number;

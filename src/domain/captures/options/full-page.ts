@@ -4,7 +4,8 @@ import { defineOption, planRestriction } from './define.ts';
 export const fullPage = defineOption({
   name: 'full_page',
   schema: Type.Boolean({
-    description: 'Capture the full scrollable page (cut at 16,384 device pixels).',
+    description:
+      'Capture the full scrollable page (cut at MAX_PAGE_HEIGHT, by default 65,535 device pixels; webp at 16,383, jpeg at 65,500).',
   }),
   resolve(value, { plan }) {
     const fullPage = value ?? false;
