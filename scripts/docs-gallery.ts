@@ -38,7 +38,12 @@ export async function startExampleSite(): Promise<FixtureSite> {
   const dir = path.join(DOCS, 'examples');
   const article = await readFile(path.join(dir, 'article.html'), 'utf8');
   const script = await readFile(path.join(dir, 'article.js'), 'utf8');
+  const logo = await readFile(path.join(dir, 'logo.svg'));
   return startSite({
+    // The html example's relative image, loaded from its base_url.
+    '/logo.svg': (_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(logo);
+    },
     '/article': article,
     '/article.js': (_req, res) => {
       res.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
