@@ -214,7 +214,11 @@ describe('capture API: request options', () => {
         [{ name: 'a', value: '1', secure: true }],
         /^cookies\[0\]: a secure cookie needs an https url$/,
       ],
-      ['cookies', [{ name: 'a', value: '1', expires: 1 }], /^unknown field "cookies\[0\]\.expires"/],
+      [
+        'cookies',
+        [{ name: 'a', value: '1', expires: 1 }],
+        /^unknown field "cookies\[0\]\.expires"/,
+      ],
       ['cookies', many(51, (i) => ({ name: `c${i}`, value: '1' })), /must have at most 50 items$/],
       ['http_auth', { username: 'a:b', password: 'p' }, /^http_auth\.username must not be empty/],
       ['http_auth', { username: 'a' }, /^http_auth\.password is required$/],
