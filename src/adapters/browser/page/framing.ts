@@ -266,7 +266,10 @@ async function frameViewport(
   // A large viewport at a high scale (Pro: 3840 x 2160 at 3) can pass the pixel budget.
   const fit = fitImage(Math.round(o.width * dsf), Math.round(o.height * dsf), bounds);
   if (!fit.truncated) return { bounds, clip: undefined, beyondViewport: false, truncated: false };
-  const clip = deviceClip(0, 0, fit.width, fit.height, dsf);
+  // The clip is in document coordinates: the cut keeps the top of what the viewport shows,
+  // wherever the page is scrolled (`scroll_into_view`, a page's own scroll).
+  const { cssVisualViewport: vv } = await run.step(run.cdp.send('Page.getLayoutMetrics'));
+  const clip = deviceClip(vv.pageX * dsf, vv.pageY * dsf, fit.width, fit.height, dsf);
   return { bounds, clip, beyondViewport: false, truncated: true };
 }
 
