@@ -318,6 +318,10 @@ export const BOUNDS = {
   planFields: {
     /** Largest `max_queued_jobs`. */
     maxQueuedJobs: 10_000,
+    /** Largest `max_monitors`. */
+    maxMonitors: 10_000,
+    /** Largest `min_monitor_interval`, in minutes: the longest `every` (7 days). */
+    maxMonitorIntervalMinutes: 7 * 24 * 60,
     maxQuota: 1_000_000_000,
     maxRatePerMinute: 1_000_000,
     maxRequestsPerHour: 1_000_000,

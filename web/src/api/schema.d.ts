@@ -146,6 +146,10 @@ export interface paths {
                                 listable: boolean;
                                 /** @description Async captures queued or rendering at once; 0: no async captures. */
                                 max_queued_jobs: number;
+                                /** @description Monitors one account may have; 0: no monitors. */
+                                max_monitors: number;
+                                /** @description The shortest `every` a monitor may have, in minutes. */
+                                min_monitor_interval: number;
                             }[];
                         };
                     };
