@@ -1,3 +1,5 @@
+import type { CaptureContext } from '../captures/ports.ts';
+
 /**
  * What a monitor run needs beyond a capture's context (the port; adapters/compare implements
  * it with sharp and pixelmatch).
@@ -15,4 +17,8 @@ export interface ImageComparison {
 export interface ImageComparer {
   /** Compares two encoded images (PNG, JPEG or WebP). */
   compare(before: Buffer, after: Buffer): Promise<ImageComparison>;
+}
+
+export interface MonitorContext extends CaptureContext {
+  comparer: ImageComparer;
 }
