@@ -50,6 +50,8 @@ export function createRetentionSweep(options: RetentionSweepOptions): () => Prom
       await store.jobs.prune(clock() - BOUNDS.jobs.recordRetentionMs);
       await store.batches.prune(clock() - BOUNDS.jobs.recordRetentionMs);
       await store.webhooks.prune(clock() - BOUNDS.jobs.recordRetentionMs);
+      // Monitor runs whose image the sweep took (or that had none) go after the same wait.
+      await store.monitors.pruneRuns(clock() - BOUNDS.jobs.recordRetentionMs);
       return swept;
     });
     metrics.sweeps.inc({ outcome: outcome.ran ? 'ran' : 'skipped' });

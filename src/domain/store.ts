@@ -548,6 +548,11 @@ export interface MonitorStore {
     monitorId: string,
     options: { limit: number; beforeSeq: number | null },
   ): Promise<MonitorRun[]>;
+  /**
+   * Deletes ended runs started before `before` whose image is gone (swept with its plan's
+   * retention) or that had none (failed runs); a baseline's run stays with its image.
+   */
+  pruneRuns(before: number): Promise<number>;
   /** Sets a screenshot record's expiry (a baseline kept, or let go). */
   setScreenshotExpiry(id: number, expiresAt: number): Promise<void>;
 }

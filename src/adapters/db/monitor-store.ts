@@ -230,6 +230,28 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
       return rows.map(toRun);
     },
 
+    async pruneRuns(before) {
+      const res = await db
+        .deleteFrom('monitor_runs')
+        .where('at', '<', before)
+        .where('status', '!=', 'running')
+        .where((eb) =>
+          eb.or([
+            eb('screenshot_id', 'is', null),
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('screenshots')
+                  .select('screenshots.id')
+                  .whereRef('screenshots.id', '=', 'monitor_runs.screenshot_id'),
+              ),
+            ),
+          ]),
+        )
+        .executeTakeFirst();
+      return Number(res.numDeletedRows);
+    },
+
     async setScreenshotExpiry(id, expiresAt) {
       await db
         .updateTable('screenshots')
