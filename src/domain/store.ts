@@ -553,6 +553,11 @@ export interface MonitorStore {
    * retention) or that had none (failed runs); a baseline's run stays with its image.
    */
   pruneRuns(before: number): Promise<number>;
+  /**
+   * Ends runs still `running` that started before `before` as failed: their node stopped
+   * mid-run (a run lives on the node that started it). How many.
+   */
+  failStale(before: number, error: string): Promise<number>;
   /** Sets a screenshot record's expiry (a baseline kept, or let go). */
   setScreenshotExpiry(id: number, expiresAt: number): Promise<void>;
 }

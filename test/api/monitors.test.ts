@@ -416,5 +416,12 @@ for (const { name, db, redis } of VARIANTS)
       assert.equal((await runs(p.key, id)).length, 3);
       const latest = (await runs(p.key, id))[0];
       assert.equal(latest?.status, 'succeeded', JSON.stringify(latest));
+      // A run whose node stopped mid-run is ended as failed by a later tick.
+      await t.deps.ctx.store.monitors.insertRun({ id: 'run_stale', monitorId: id, at: clock() });
+      offset += 30 * MINUTE_MS;
+      await t.deps.runMonitors();
+      const stale = (await runs(p.key, id)).find((r) => r.id === 'run_stale');
+      assert.equal(stale?.status, 'failed');
+      assert.match(String(stale?.error), /interrupted/);
     });
   });

@@ -252,6 +252,16 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
       return Number(res.numDeletedRows);
     },
 
+    async failStale(before, error) {
+      const res = await db
+        .updateTable('monitor_runs')
+        .set({ status: 'failed', error })
+        .where('status', '=', 'running')
+        .where('at', '<', before)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows);
+    },
+
     async setScreenshotExpiry(id, expiresAt) {
       await db
         .updateTable('screenshots')

@@ -4,6 +4,9 @@ import { nextRunAt } from './monitor-rules.ts';
 import type { MonitorContext } from './ports.ts';
 import { startRun } from './run-monitor.ts';
 
+/** A run still `running` this long after it started is ended as failed. */
+const STALE_RUN_MS = 10 * 60_000;
+
 /**
  * One scheduler tick (docs/api.md, "Monitors"): claims the monitors due now, each slot once
  * across every node (the store moves a claimed monitor's due time in a compare-and-set), and
@@ -12,6 +15,11 @@ import { startRun } from './run-monitor.ts';
  */
 export async function runDueMonitors(ctx: MonitorContext): Promise<number> {
   const now = ctx.clock();
+  // A run outlives any render by far after this: its node stopped, and no one will end it.
+  await ctx.store.monitors.failStale(
+    now - Math.max(STALE_RUN_MS, 2 * ctx.renderTimeoutMs),
+    'the run was interrupted (its node stopped)',
+  );
   const claimed = await ctx.store.monitors.claimDue(now, BOUNDS.monitors.claimBatch, (m) =>
     nextRunAt(m.id, m.every as Every, now),
   );
