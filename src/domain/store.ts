@@ -511,10 +511,12 @@ export interface MonitorRunEnd {
       'lastRunAt' | 'lastChangeAt' | 'baselineId' | 'failures' | 'failedEventAt' | 'status'
     >
   >;
-  /** The previous baseline's record gets this expiry back (its plan's retention). */
-  releaseBaseline?: { id: number; expiresAt: number };
-  /** The new baseline's record is kept while the monitor exists. */
-  keepBaseline?: { id: number; expiresAt: number };
+  /**
+   * The run's record becomes the baseline, kept (`expiresAt`) while the monitor exists; the
+   * baseline it replaces, read in the same transaction (so runs ending together cannot leave
+   * one kept for ever), expires `retentionMs` after it was made, as its plan says.
+   */
+  newBaseline?: { id: number; expiresAt: number; retentionMs: number };
   deliveries: NewDelivery[];
 }
 

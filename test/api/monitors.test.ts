@@ -184,10 +184,14 @@ for (const { name, db, redis } of VARIANTS)
       const url = `${site.origin}/static`;
       await refused({ url, every: '5m' }, /every/);
       await refused({ url, every: '1h', threshold: 0 }, /threshold/);
+      await refused({ url, every: '1h', options: { full_page: 'yes' } }, /options\.full_page/);
       await refused({ url, every: '1h', name: 'x'.repeat(201) }, /name/);
-      await refused({ url, every: '1h', options: { async: true } }, /options/);
-      await refused({ url, every: '1h', options: { response_type: 'image' } }, /options/);
-      await refused({ url, every: '1h', options: { width: 'wide' } }, /options.*width|width/);
+      await refused({ url, every: '1h', options: { async: true } }, /options\.async/);
+      await refused(
+        { url, every: '1h', options: { response_type: 'image' } },
+        /options\.response_type/,
+      );
+      await refused({ url, every: '1h', options: { width: 'wide' } }, /options\.width/);
       await refused({ url, every: '1h', options: { format: 'pdf' } }, /options\.format/);
       await refused({ url, every: '1h', webhook_url: 'http://10.0.0.1/x' }, /webhook_url/);
       await refused({ every: '1h' }, /url/);

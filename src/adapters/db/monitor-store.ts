@@ -185,6 +185,31 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
           .where('status', '=', 'running')
           .executeTakeFirst();
         if (Number(res.numUpdatedRows) !== 1) return false;
+        if (end.newBaseline !== undefined) {
+          const next = end.newBaseline;
+          // The monitor's row locked (PostgreSQL; SQLite writes one transaction at a time):
+          // of runs ending together, each lets go of the baseline the one before it set.
+          let current = trx
+            .selectFrom('monitors')
+            .select('baseline_id')
+            .where('id', '=', monitorId);
+          if (dialect === 'postgres') current = current.forUpdate();
+          const row = await current.executeTakeFirst();
+          const old =
+            row?.baseline_id === null || row === undefined ? null : Number(row.baseline_id);
+          if (old !== null && old !== next.id) {
+            await trx
+              .updateTable('screenshots')
+              .set((eb) => ({ expires_at: eb('created_at', '+', next.retentionMs) }))
+              .where('id', '=', old)
+              .execute();
+          }
+          await trx
+            .updateTable('screenshots')
+            .set({ expires_at: next.expiresAt })
+            .where('id', '=', next.id)
+            .execute();
+        }
         const m = end.monitor;
         const values: Partial<Record<keyof MonitorsTable, unknown>> = {};
         if (m.lastRunAt !== undefined) values.last_run_at = m.lastRunAt;
@@ -198,14 +223,6 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
             .updateTable('monitors')
             .set(values as never)
             .where('id', '=', monitorId)
-            .execute();
-        }
-        for (const change of [end.releaseBaseline, end.keepBaseline]) {
-          if (change === undefined) continue;
-          await trx
-            .updateTable('screenshots')
-            .set({ expires_at: change.expiresAt })
-            .where('id', '=', change.id)
             .execute();
         }
         for (const delivery of end.deliveries) await insertDelivery(trx, delivery, now);

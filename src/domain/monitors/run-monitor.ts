@@ -140,15 +140,11 @@ async function compareRun(
     },
     // This run is the next one's baseline: kept while the monitor exists; the one it
     // replaces goes back to its plan's retention.
-    keepBaseline: { id: record.id, expiresAt: BASELINE_EXPIRES_AT },
-    ...(baseline !== null && baseline.id !== record.id
-      ? {
-          releaseBaseline: {
-            id: baseline.id,
-            expiresAt: baseline.createdAt + plan.retention_hours * HOUR_MS,
-          },
-        }
-      : {}),
+    newBaseline: {
+      id: record.id,
+      expiresAt: BASELINE_EXPIRES_AT,
+      retentionMs: plan.retention_hours * HOUR_MS,
+    },
     deliveries,
   };
 }
