@@ -378,6 +378,18 @@ for (const { name, db, redis } of VARIANTS)
       assert.equal(failedEvents().length, 1, 'at most once a day while failing');
     });
 
+    it('an account that left Pro has its monitors paused, charged nothing', async () => {
+      const p = await account();
+      const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
+      await t.deps.ctx.store.users.setPlan(p.id, 'free', clock());
+      const run = await runNow(p.key, String(m.id));
+      assert.equal(run.status, 'failed');
+      assert.match(String(run.error), /not available on the free plan/);
+      assert.equal(await usage(p.key), 0);
+      const monitor = (await (await api(p.key, `/v1/monitors/${m.id}`)).json()) as Json;
+      assert.equal(monitor.status, 'paused');
+    });
+
     it('a spent month pauses the monitor (paused_quota), charging nothing', async () => {
       const p = await account();
       const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });

@@ -49,6 +49,19 @@ export async function runMonitor(
   const user = await ctx.store.users.findById(monitor.userId);
   if (user === null) return; // the account is gone, its monitors with it (cascade)
   const plan = ctx.plans[user.plan];
+  if (plan.max_monitors === 0) {
+    // The account left the plan its monitors were made on: paused, charged nothing, until
+    // it comes back and resumes them.
+    const end = failure(
+      monitor,
+      runId,
+      `monitors are not available on the ${plan.name} plan`,
+      true,
+      now(),
+    );
+    await finish({ ...end, monitor: { lastRunAt: now(), status: 'paused' } });
+    return;
+  }
   let record: ScreenshotRecord;
   try {
     const outcome = await runCapture(ctx, {
