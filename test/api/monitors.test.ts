@@ -47,6 +47,8 @@ for (const { name, db, redis } of VARIANTS)
     // The colour of the /box page's known area (a quarter of the viewport), and the clock text.
     let colour = 'rgb(0, 0, 255)';
     let ticks = 0;
+    // The X-Token header of each request to /token.
+    const tokens: string[] = [];
     before(async () => {
       hooks = await startWebhookReceiver();
       site = await startSite({
@@ -59,6 +61,10 @@ for (const { name, db, redis } of VARIANTS)
       await site.close();
       site = await startSite({
         '/static': page(`<h1>the same page</h1>`),
+        '/token': (req, res) => {
+          tokens.push(String(req.headers['x-token']));
+          res.writeHead(200, { 'content-type': 'text/html' }).end(page('<h1>token</h1>'));
+        },
         '/broken': (_req, res) => {
           res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>down</h1>');
         },
@@ -376,6 +382,25 @@ for (const { name, db, redis } of VARIANTS)
       await runNow(p.key, String(m.id));
       await sleep(1_000);
       assert.equal(failedEvents().length, 1, 'at most once a day while failing');
+    });
+
+    it('keeps credentials for the target encrypted, and sends them', async () => {
+      const p = await account();
+      const m = await create(p.key, {
+        url: `${site.origin}/token`,
+        options: { ...options, headers: { 'X-Token': 'hunter2-monitor' } },
+        every: '1h',
+      });
+      assert.ok(!JSON.stringify(m).includes('hunter2-monitor'), 'not answered');
+      const rows = await t.deps.database.db
+        .selectFrom('monitors')
+        .select('input')
+        .where('id', '=', String(m.id))
+        .execute();
+      assert.ok(!String(rows[0]?.input).includes('hunter2'), 'not stored in the clear');
+      const run = await runNow(p.key, String(m.id));
+      assert.equal(run.status, 'succeeded', JSON.stringify(run));
+      assert.ok(tokens.includes('hunter2-monitor'), 'the run sent the header');
     });
 
     it('an account that left Pro has its monitors paused, charged nothing', async () => {

@@ -5,6 +5,7 @@ import { decodeCursor, encodeCursor } from '../captures/list-screenshots.ts';
 import { planRestriction } from '../captures/options/define.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { checkCapture, checkWebhookUrl } from '../jobs/enqueue-capture.ts';
+import { sealCredentials } from '../jobs/job-credentials.ts';
 import type { Plan } from '../plans.ts';
 import type { Monitor, MonitorInput, MonitorRun, User } from '../store.ts';
 import {
@@ -130,12 +131,18 @@ export async function createMonitor(
       : await checkWebhookUrl(ctx.guard, body.webhook_url, user);
   const id = newMonitorId();
   const now = ctx.clock();
+  // Credentials for the target (headers, cookies, http_auth) are encrypted at rest, bound to
+  // the monitor's id, as a queued job's are (docs/security.md, "Credentials at rest").
+  const stored: MonitorInput = {
+    ...input,
+    options: sealCredentials(ctx.secrets, id, input.options),
+  };
   const created = await ctx.store.monitors.createWithinLimit(
     {
       id,
       userId: user.id,
       name: body.name ?? null,
-      input,
+      input: stored,
       every: body.every,
       threshold: body.threshold ?? 0.001,
       ignoreSelectors: ignore,

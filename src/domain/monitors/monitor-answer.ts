@@ -3,7 +3,9 @@ import type { Monitor, MonitorRun } from '../store.ts';
 
 /** A monitor as the API answers it (docs/api.md, "Monitors"). */
 export function monitorAnswer(m: Monitor): Record<string, unknown> {
-  const { url, html, options } = m.input;
+  const { url, html } = m.input;
+  // Credentials for the target are kept encrypted and never answered (job-credentials.ts).
+  const { sealed_credentials: _sealed, ...options } = m.input.options;
   return {
     id: m.id,
     name: m.name,

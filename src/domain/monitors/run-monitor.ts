@@ -6,6 +6,7 @@ import { imageUrl } from '../captures/ports.ts';
 import { runCapture } from '../captures/run-capture.ts';
 import { isAppError } from '../errors.ts';
 import { newDeliveryId } from '../jobs/job-answer.ts';
+import { openCredentials } from '../jobs/job-credentials.ts';
 import type { Plan } from '../plans.ts';
 import type {
   Monitor,
@@ -64,8 +65,9 @@ export async function runMonitor(
   }
   let record: ScreenshotRecord;
   try {
+    const options = openCredentials(ctx.secrets, monitor.id, monitor.input.options);
     const outcome = await runCapture(ctx, {
-      input: runInput(monitor, plan),
+      input: runInput({ ...monitor, input: { ...monitor.input, options } }, plan),
       caller: {
         client: `user:${user.id}`,
         cacheOwner: `user:${user.id}:${plan.name}`,
