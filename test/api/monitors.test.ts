@@ -142,6 +142,13 @@ for (const { name, db, redis } of VARIANTS)
     const options = { width: WIDTH, height: HEIGHT };
 
     it('is Pro: Free is refused as other Pro features are', async () => {
+      const plans = (await (await t.fetch('/v1/plans')).json()) as { data: Json[] };
+      const limits = (name: string) => {
+        const plan = plans.data.find((p) => p.name === name);
+        return [plan?.max_monitors, plan?.min_monitor_interval];
+      };
+      assert.deepEqual(limits('free'), [0, 15]);
+      assert.deepEqual(limits('pro'), [3, 15], 'GET /v1/plans lists the plan data');
       const free = await account('free');
       const res = await api(free.key, '/v1/monitors', {
         method: 'POST',
