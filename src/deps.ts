@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { migrateToLatest } from '../migrations/index.ts';
 import { createLocalBilling, type LocalBilling } from './adapters/billing/local-provider.ts';
 import type { LazyRenderer } from './adapters/browser/index.ts';
+import { createImageComparer } from './adapters/compare/pixel-compare.ts';
 import { connectDatabase, type DatabaseHandle } from './adapters/db/connect.ts';
 import { createExclusiveRunner } from './adapters/db/exclusive.ts';
 import { createKyselyStore } from './adapters/db/kysely-store.ts';
@@ -43,6 +44,8 @@ import { attemptDelivery, DELIVERY_LEASE_MS } from './domain/jobs/deliver-webhoo
 import type { JobContext } from './domain/jobs/ports.ts';
 import { runJob } from './domain/jobs/run-job.ts';
 import type { CounterFactory } from './domain/limits.ts';
+import type { MonitorContext } from './domain/monitors/ports.ts';
+import { runDueMonitors } from './domain/monitors/run-due-monitors.ts';
 import { setPasswordCost } from './domain/passwords.ts';
 import { demoAllowance } from './domain/plans.ts';
 import { QuotaHolds, returnExpiredHolds } from './domain/quota/quota-holds.ts';
@@ -78,6 +81,11 @@ export interface AppDeps extends HttpDeps {
   returnHolds(): Promise<number>;
   /** Deletes stored images no record points to now (main.ts also on a timer, maintenance.ts). */
   sweepOrphans(): Promise<number>;
+  /**
+   * Runs the monitors due now, each slot once across nodes, and resolves when their runs
+   * have ended (main.ts also on a timer, maintenance.ts); how many ran.
+   */
+  runMonitors(): Promise<number>;
   billing: HttpDeps['billing'] & {
     /** Billing housekeeping now (main.ts also runs it every minute, maintenance.ts). */
     settle(): Promise<number>;
@@ -212,6 +220,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       windowMs: 60 * MINUTE_MS,
     });
     const billing = await buildBilling(config, ctx, database, logger);
+    const monitors: MonitorContext = { ...capture, comparer: createImageComparer() };
 
     return {
       config,
@@ -221,6 +230,8 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       capture,
       jobs: asyncCaptures.ctx,
       demo: { ...capture, demoCounter, demoRequests },
+      monitors,
+      runMonitors: () => runDueMonitors(monitors),
       renderer,
       metrics,
       sweep: createRetentionSweep({

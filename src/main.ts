@@ -108,6 +108,7 @@ async function main(): Promise<void> {
       settleBilling: deps.billing.settle,
       returnHolds: deps.returnHolds,
       sweepOrphans: deps.sweepOrphans,
+      runMonitors: deps.runMonitors,
     },
     {
       sweepIntervalMs: config.data.sweepIntervalMs,

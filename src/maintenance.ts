@@ -1,6 +1,6 @@
 /**
  * The node's maintenance: the retention sweep, billing housekeeping, the return of expired
- * quota holds and the orphan image sweep, each a function the composition root builds
+ * quota holds, the orphan image sweep and the monitors' scheduler tick, each a function the composition root builds
  * (tests call them directly) and a timer main.ts starts. Not the async capture jobs
  * (domain/jobs/, adapters/jobs/): these are the node's own chores.
  */
@@ -50,6 +50,8 @@ export function createRetentionSweep(options: RetentionSweepOptions): () => Prom
       await store.jobs.prune(clock() - BOUNDS.jobs.recordRetentionMs);
       await store.batches.prune(clock() - BOUNDS.jobs.recordRetentionMs);
       await store.webhooks.prune(clock() - BOUNDS.jobs.recordRetentionMs);
+      // Monitor runs whose image the sweep took (or that had none) go after the same wait.
+      await store.monitors.pruneRuns(clock() - BOUNDS.jobs.recordRetentionMs);
       return swept;
     });
     metrics.sweeps.inc({ outcome: outcome.ran ? 'ran' : 'skipped' });
@@ -118,6 +120,8 @@ export interface MaintenanceTasks {
   settleBilling(): Promise<number>;
   returnHolds(): Promise<number>;
   sweepOrphans(): Promise<number>;
+  /** The monitors due now (domain/monitors/run-due-monitors.ts). */
+  runMonitors(): Promise<number>;
 }
 
 export interface MaintenanceOptions {
@@ -160,6 +164,20 @@ export function startMaintenance(
       .then((n) => n > 0 && logger?.info({ swept: n }, 'retention sweep'))
       .catch((err) => logger?.error({ err }, 'retention sweep failed'));
   }, options.sweepIntervalMs);
+  // Monitors: every node ticks; the store's claim lets one node have each slot. A tick that
+  // is still running its claims is not started over.
+  let ticking = false;
+  const monitors = setInterval(() => {
+    if (ticking) return;
+    ticking = true;
+    tasks
+      .runMonitors()
+      .catch((err) => logger?.error({ err }, 'monitor tick failed'))
+      .finally(() => {
+        ticking = false;
+      });
+  }, BOUNDS.monitors.tickMs);
+  monitors.unref();
   const billing = setInterval(() => {
     tasks.settleBilling().catch((err) => logger?.error({ err }, 'billing housekeeping failed'));
   }, MINUTE_MS);
@@ -171,6 +189,7 @@ export function startMaintenance(
       clearInterval(billing);
       clearInterval(holds);
       clearInterval(orphans);
+      clearInterval(monitors);
     },
   };
 }

@@ -314,10 +314,30 @@ export const BOUNDS = {
     proxy: 32,
   },
 
+  /** Monitors (docs/api.md, "Monitors"). */
+  monitors: {
+    /** A monitor's `name`, in characters. */
+    nameMaxLength: 200,
+    /** How often each node looks for monitors due (the maintenance tick). */
+    tickMs: 15_000,
+    /** Runs within the first minute of their slot: a monitor's fixed offset is below this. */
+    spreadMs: 60_000,
+    /** Monitors one tick claims at most; the rest wait for the next tick. */
+    claimBatch: 50,
+    /** Failed runs in a row before `monitor.failed` is sent. */
+    failuresBeforeEvent: 3,
+    /** While a monitor keeps failing, `monitor.failed` is sent at most this often. */
+    failedEventEveryMs: 24 * 60 * 60_000,
+  },
+
   /** The largest values PLANS_FILE may give a plan field (docs/plans-and-limits.md). */
   planFields: {
     /** Largest `max_queued_jobs`. */
     maxQueuedJobs: 10_000,
+    /** Largest `max_monitors`. */
+    maxMonitors: 10_000,
+    /** Largest `min_monitor_interval`, in minutes: the longest `every` (7 days). */
+    maxMonitorIntervalMinutes: 7 * 24 * 60,
     maxQuota: 1_000_000_000,
     maxRatePerMinute: 1_000_000,
     maxRequestsPerHour: 1_000_000,

@@ -51,3 +51,22 @@ test('every problem is reported at once', () => {
     PlansFileError,
   );
 });
+
+test('monitors are Pro: max_monitors and min_monitor_interval are plan data', () => {
+  assert.equal(DEFAULT_PLANS.free.max_monitors, 0);
+  assert.equal(DEFAULT_PLANS.pro.max_monitors, 20);
+  assert.equal(DEFAULT_PLANS.pro.min_monitor_interval, 15);
+  const plans = applyPlanOverrides(DEFAULT_PLANS, {
+    pro: { max_monitors: 5, min_monitor_interval: 60 },
+  });
+  assert.equal(plans.pro.max_monitors, 5);
+  assert.equal(plans.pro.min_monitor_interval, 60);
+  assert.throws(
+    () => applyPlanOverrides(DEFAULT_PLANS, { pro: { max_monitors: -1, min_monitor_interval: 0 } }),
+    (err: unknown) => {
+      assert.ok(err instanceof PlansFileError);
+      assert.equal(err.problems.length, 2);
+      return true;
+    },
+  );
+});

@@ -46,6 +46,10 @@ export interface Plan {
    * has no async captures (400 plan_restriction).
    */
   max_queued_jobs: number;
+  /** Monitors (scheduled captures with change detection) one account may have; 0: none. */
+  max_monitors: number;
+  /** The shortest `every` a monitor may have, in minutes (15: every 15m is allowed). */
+  min_monitor_interval: number;
   /** Monthly price in USD cents, shown on the pricing table. */
   price_cents: number;
 }
@@ -74,6 +78,8 @@ export const DEFAULT_PLANS: PlanTable = {
     retention_hours: 24,
     listable: false,
     max_queued_jobs: 0,
+    max_monitors: 0,
+    min_monitor_interval: 15,
     price_cents: 0,
   },
   free: {
@@ -93,6 +99,8 @@ export const DEFAULT_PLANS: PlanTable = {
     retention_hours: 24 * 7,
     listable: false,
     max_queued_jobs: 0,
+    max_monitors: 0,
+    min_monitor_interval: 15,
     price_cents: 0,
   },
   pro: {
@@ -112,6 +120,8 @@ export const DEFAULT_PLANS: PlanTable = {
     retention_hours: 24 * 30,
     listable: true,
     max_queued_jobs: 50,
+    max_monitors: 20,
+    min_monitor_interval: 15,
     price_cents: 900,
   },
 };
@@ -163,6 +173,12 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
     Number.isInteger(v) && (v as number) >= 0 && (v as number) <= BOUNDS.planFields.maxQueuedJobs
       ? null
       : `must be an integer from 0 to ${BOUNDS.planFields.maxQueuedJobs}`,
+  max_monitors: (v) =>
+    Number.isInteger(v) && (v as number) >= 0 && (v as number) <= BOUNDS.planFields.maxMonitors
+      ? null
+      : `must be an integer from 0 to ${BOUNDS.planFields.maxMonitors}`,
+  // In minutes; a monitor's `every` is one of 15m, 1h, 6h, 1d, 7d, so 7 days is the top.
+  min_monitor_interval: positiveInt(BOUNDS.planFields.maxMonitorIntervalMinutes),
   price_cents: (v) =>
     Number.isInteger(v) && (v as number) >= 0 ? null : 'must be a non-negative integer',
 };

@@ -174,6 +174,7 @@ export interface Store {
   jobs: JobStore;
   batches: BatchStore;
   webhooks: WebhookStore;
+  monitors: MonitorStore;
   /** Runs `fn` in one transaction: everything it does through `tx` commits or none of it. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 }
@@ -441,4 +442,124 @@ export interface WebhookStore {
   ): Promise<'queued' | 'not_found' | 'busy' | 'too_many'>;
   /** Deletes finished deliveries (and their attempts) last touched before `before`. */
   prune(before: number): Promise<number>;
+}
+
+export interface MonitorInput {
+  url?: string;
+  html?: string;
+  options: Record<string, unknown>;
+}
+
+export type MonitorStatus = 'active' | 'paused' | 'paused_quota';
+
+/** A monitor (docs/api.md, "Monitors"). */
+export interface Monitor {
+  /** Orders the listing (its cursor). */
+  seq: number;
+  id: string;
+  userId: number;
+  name: string | null;
+  /** What each run captures: the target and the capture options as given. */
+  input: MonitorInput;
+  every: string;
+  threshold: number;
+  ignoreSelectors: string[];
+  webhookUrl: string | null;
+  status: MonitorStatus;
+  nextRunAt: number;
+  createdAt: number;
+  lastRunAt: number | null;
+  lastChangeAt: number | null;
+  /** The screenshot record of the last successful run, the next run's baseline. */
+  baselineId: number | null;
+  /** Runs failed in a row. */
+  failures: number;
+  /** When monitor.failed was last sent (at most once a day while failing). */
+  failedEventAt: number | null;
+}
+
+export type NewMonitor = Omit<
+  Monitor,
+  'seq' | 'lastRunAt' | 'lastChangeAt' | 'baselineId' | 'failures' | 'failedEventAt'
+>;
+
+export type RunStatus = 'running' | 'succeeded' | 'failed';
+
+export interface MonitorRun {
+  seq: number;
+  id: string;
+  monitorId: string;
+  at: number;
+  status: RunStatus;
+  changed: boolean | null;
+  changedFraction: number | null;
+  imageUrl: string | null;
+  diffUrl: string | null;
+  error: string | null;
+  screenshotId: number | null;
+}
+
+/** What one run's end writes on its monitor, in the run's own transaction. */
+export interface MonitorRunEnd {
+  run: Pick<
+    MonitorRun,
+    'status' | 'changed' | 'changedFraction' | 'imageUrl' | 'diffUrl' | 'error' | 'screenshotId'
+  >;
+  monitor: Partial<
+    Pick<
+      Monitor,
+      'lastRunAt' | 'lastChangeAt' | 'baselineId' | 'failures' | 'failedEventAt' | 'status'
+    >
+  >;
+  /**
+   * The run's record becomes the baseline, kept (`expiresAt`) while the monitor exists; the
+   * baseline it replaces, read in the same transaction (so runs ending together cannot leave
+   * one kept for ever), expires `retentionMs` after it was made, as its plan says.
+   */
+  newBaseline?: { id: number; expiresAt: number; retentionMs: number };
+  deliveries: NewDelivery[];
+}
+
+export interface MonitorStore {
+  /** Inserts the monitor unless the account already has `max` of them. */
+  createWithinLimit(monitor: NewMonitor, max: number): Promise<Monitor | 'limit_reached'>;
+  get(userId: number, id: string): Promise<Monitor | null>;
+  /** Newest first, strictly before the cursor's seq. */
+  list(userId: number, options: { limit: number; beforeSeq: number | null }): Promise<Monitor[]>;
+  update(
+    userId: number,
+    id: string,
+    patch: Partial<
+      Pick<Monitor, 'name' | 'every' | 'threshold' | 'webhookUrl' | 'status' | 'nextRunAt'>
+    >,
+  ): Promise<Monitor | null>;
+  /** Deletes the monitor and its runs; the deleted monitor, or null when not the account's. */
+  delete(userId: number, id: string): Promise<Monitor | null>;
+  /**
+   * Claims up to `limit` active monitors due at `now`: each one's `next_run_at` is moved to
+   * `next(monitor)` by a compare-and-set on its old value, so of nodes racing for a slot
+   * exactly one gets it.
+   */
+  claimDue(now: number, limit: number, next: (m: Monitor) => number): Promise<Monitor[]>;
+  insertRun(run: Pick<MonitorRun, 'id' | 'monitorId' | 'at'>): Promise<MonitorRun>;
+  /** Ends a running run and writes what follows on the monitor; false when it is gone. */
+  finishRun(monitorId: string, runId: string, end: MonitorRunEnd, now: number): Promise<boolean>;
+  getRun(monitorId: string, runId: string): Promise<MonitorRun | null>;
+  /** Newest first, strictly before the cursor's seq. */
+  listRuns(
+    monitorId: string,
+    options: { limit: number; beforeSeq: number | null },
+  ): Promise<MonitorRun[]>;
+  /**
+   * Deletes ended runs started before `before` whose image is gone (swept with its plan's
+   * retention) or that had none (failed runs); a baseline's run stays with its image.
+   */
+  pruneRuns(before: number): Promise<number>;
+  /**
+   * Ends runs still `running` that started before `before` as failed: their node stopped
+   * mid-run (a run lives on the node that started it). How many.
+   */
+  failStale(before: number, error: string): Promise<number>;
+  /** Sets a screenshot record's expiry (a baseline kept, or let go). */
+  setScreenshotExpiry(id: number, expiresAt: number): Promise<void>;
 }

@@ -13,6 +13,7 @@ import type { DomainContext } from '../domain/context.ts';
 import type { ImageStorage } from '../domain/image-storage.ts';
 import type { JobContext } from '../domain/jobs/ports.ts';
 import type { WindowCounter } from '../domain/limits.ts';
+import type { MonitorContext } from '../domain/monitors/ports.ts';
 import type { RevocationBus } from '../domain/revocations.ts';
 import type { apiKeyHook } from './auth.ts';
 import type { SessionCookiePolicy } from './cookie-policy.ts';
@@ -36,6 +37,8 @@ export interface HttpDeps {
   capture: CaptureContext;
   /** The capture context with the job queue (async captures). */
   jobs: JobContext;
+  /** The capture context with the image comparer (monitors). */
+  monitors: MonitorContext;
   demo: CaptureContext & { demoCounter: WindowCounter; demoRequests: WindowCounter };
   storage: ImageStorage;
   metrics: HttpMetrics;

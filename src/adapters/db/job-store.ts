@@ -219,7 +219,7 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
 }
 
 /** A delivery, due now: written in the transaction of the status it reports. */
-async function insertDelivery(db: Kysely<Database>, delivery: NewDelivery, now: number) {
+export async function insertDelivery(db: Kysely<Database>, delivery: NewDelivery, now: number) {
   await db
     .insertInto('webhook_deliveries')
     .values({

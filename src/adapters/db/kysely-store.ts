@@ -10,6 +10,7 @@ import type { DialectName } from './connect.ts';
 import type { HotPath } from './hot-path.ts';
 import { jobStore } from './job-store.ts';
 import { keyStore } from './key-store.ts';
+import { monitorStore } from './monitor-store.ts';
 import { quotaStore } from './quota-store.ts';
 import type { Database } from './schema.ts';
 import { screenshotStore } from './screenshot-store.ts';
@@ -36,6 +37,7 @@ export function createKyselyStore(
     jobs: jobStore(db, dialect),
     batches: batchStore(db, dialect),
     webhooks: webhookStore(db, dialect),
+    monitors: monitorStore(db, dialect),
     // Inside a transaction the store already runs in it (Kysely does not nest them).
     transaction: (fn) =>
       db.isTransaction

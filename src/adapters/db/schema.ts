@@ -216,6 +216,42 @@ export interface WindowCountersTable {
   expires_at: Millis;
 }
 
+export interface MonitorsTable {
+  seq: Generated<number>;
+  id: string;
+  user_id: number;
+  name: string | null;
+  /** The capture input (target, options, ignore_selectors as hide_selectors) as JSON. */
+  input: string;
+  every: string;
+  threshold: number;
+  /** string[] as JSON. */
+  ignore_selectors: string;
+  webhook_url: string | null;
+  status: string;
+  next_run_at: Millis;
+  created_at: Millis;
+  last_run_at: Millis | null;
+  last_change_at: Millis | null;
+  baseline_id: number | null;
+  failures: Generated<number>;
+  failed_event_at: Millis | null;
+}
+
+export interface MonitorRunsTable {
+  seq: Generated<number>;
+  id: string;
+  monitor_id: string;
+  at: Millis;
+  status: string;
+  changed: Flag | null;
+  changed_fraction: number | null;
+  image_url: string | null;
+  diff_url: string | null;
+  error: string | null;
+  screenshot_id: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -234,6 +270,8 @@ export interface Database {
   capture_batches: CaptureBatchesTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  monitors: MonitorsTable;
+  monitor_runs: MonitorRunsTable;
 }
 
 export type { Flag, Millis };

@@ -68,7 +68,11 @@ export async function enqueueCapture(
  * plan's rules and the target's screen without DNS (its address is checked when it runs).
  * A batch checks each of its requests with it too (enqueue-batch.ts).
  */
-export function checkCapture(ctx: JobContext, plan: Readonly<Plan>, input: CaptureInput): void {
+export function checkCapture(
+  ctx: Pick<JobContext, 'guard'>,
+  plan: Readonly<Plan>,
+  input: CaptureInput,
+): void {
   const target = captureTarget(ctx.guard, input);
   resolveCaptureOptions(input, target.navigation, plan);
   if (target.checked !== null) ctx.guard.screen(target.checked);

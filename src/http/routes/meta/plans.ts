@@ -24,6 +24,10 @@ const PlanItem = Type.Object({
   max_queued_jobs: Type.Integer({
     description: 'Async captures queued or rendering at once; 0: no async captures.',
   }),
+  max_monitors: Type.Integer({ description: 'Monitors one account may have; 0: no monitors.' }),
+  min_monitor_interval: Type.Integer({
+    description: 'The shortest `every` a monitor may have, in minutes.',
+  }),
 });
 
 /** The plan table as data, for the pricing table and for clients that adapt to limits. */

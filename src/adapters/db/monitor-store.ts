@@ -1,0 +1,290 @@
+import type { Kysely, Selectable } from 'kysely';
+import type {
+  Monitor,
+  MonitorRun,
+  MonitorStatus,
+  MonitorStore,
+  RunStatus,
+} from '../../domain/store.ts';
+import type { DialectName } from './connect.ts';
+import { insertDelivery } from './job-store.ts';
+import { lockUser } from './lock-user.ts';
+import type { Database, MonitorRunsTable, MonitorsTable } from './schema.ts';
+
+const nullableNumber = (v: number | string | null): number | null =>
+  v === null ? null : Number(v);
+
+const toMonitor = (row: Selectable<MonitorsTable>): Monitor => ({
+  seq: Number(row.seq),
+  id: row.id,
+  userId: Number(row.user_id),
+  name: row.name,
+  input: JSON.parse(row.input) as Monitor['input'],
+  every: row.every,
+  threshold: Number(row.threshold),
+  ignoreSelectors: JSON.parse(row.ignore_selectors) as string[],
+  webhookUrl: row.webhook_url,
+  status: row.status as MonitorStatus,
+  nextRunAt: Number(row.next_run_at),
+  createdAt: Number(row.created_at),
+  lastRunAt: nullableNumber(row.last_run_at),
+  lastChangeAt: nullableNumber(row.last_change_at),
+  baselineId: nullableNumber(row.baseline_id),
+  failures: Number(row.failures),
+  failedEventAt: nullableNumber(row.failed_event_at),
+});
+
+const toRun = (row: Selectable<MonitorRunsTable>): MonitorRun => ({
+  seq: Number(row.seq),
+  id: row.id,
+  monitorId: row.monitor_id,
+  at: Number(row.at),
+  status: row.status as RunStatus,
+  changed: row.changed === null ? null : Boolean(row.changed),
+  changedFraction: nullableNumber(row.changed_fraction),
+  imageUrl: row.image_url,
+  diffUrl: row.diff_url,
+  error: row.error,
+  screenshotId: nullableNumber(row.screenshot_id),
+});
+
+/** Monitors and their runs (docs/api.md, "Monitors"). */
+export function monitorStore(db: Kysely<Database>, dialect: DialectName): MonitorStore {
+  const inTransaction = <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
+    db.isTransaction ? fn(db) : db.transaction().execute(fn);
+
+  return {
+    createWithinLimit(monitor, max) {
+      return inTransaction(async (trx) => {
+        // Serialise the count per account, as async jobs do (two creates at once on
+        // PostgreSQL would each see one fewer; SQLite writes one transaction at a time).
+        await lockUser(trx, dialect, monitor.userId);
+        const { n } = await trx
+          .selectFrom('monitors')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('user_id', '=', monitor.userId)
+          .executeTakeFirstOrThrow();
+        if (Number(n) >= max) return 'limit_reached' as const;
+        const row = await trx
+          .insertInto('monitors')
+          .values({
+            id: monitor.id,
+            user_id: monitor.userId,
+            name: monitor.name,
+            input: JSON.stringify(monitor.input),
+            every: monitor.every,
+            threshold: monitor.threshold,
+            ignore_selectors: JSON.stringify(monitor.ignoreSelectors),
+            webhook_url: monitor.webhookUrl,
+            status: monitor.status,
+            next_run_at: monitor.nextRunAt,
+            created_at: monitor.createdAt,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        return toMonitor(row);
+      });
+    },
+
+    async get(userId, id) {
+      const row = await db
+        .selectFrom('monitors')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      return row ? toMonitor(row) : null;
+    },
+
+    async list(userId, { limit, beforeSeq }) {
+      let query = db.selectFrom('monitors').selectAll().where('user_id', '=', userId);
+      if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
+      const rows = await query.orderBy('seq', 'desc').limit(limit).execute();
+      return rows.map(toMonitor);
+    },
+
+    async update(userId, id, patch) {
+      const values: Partial<Record<keyof MonitorsTable, unknown>> = {};
+      if (patch.name !== undefined) values.name = patch.name;
+      if (patch.every !== undefined) values.every = patch.every;
+      if (patch.threshold !== undefined) values.threshold = patch.threshold;
+      if (patch.webhookUrl !== undefined) values.webhook_url = patch.webhookUrl;
+      if (patch.status !== undefined) values.status = patch.status;
+      if (patch.nextRunAt !== undefined) values.next_run_at = patch.nextRunAt;
+      if (Object.keys(values).length === 0) return this.get(userId, id);
+      const row = await db
+        .updateTable('monitors')
+        .set(values as never)
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .returningAll()
+        .executeTakeFirst();
+      return row ? toMonitor(row) : null;
+    },
+
+    async delete(userId, id) {
+      const row = await db
+        .deleteFrom('monitors')
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .returningAll()
+        .executeTakeFirst();
+      return row ? toMonitor(row) : null;
+    },
+
+    async claimDue(now, limit, next) {
+      const due = await db
+        .selectFrom('monitors')
+        .selectAll()
+        .where('status', '=', 'active')
+        .where('next_run_at', '<=', now)
+        .orderBy('next_run_at')
+        .limit(limit)
+        .execute();
+      const claimed: Monitor[] = [];
+      for (const row of due) {
+        const monitor = toMonitor(row);
+        // Compare-and-set on the due time read: a node that read the same slot finds it
+        // moved and claims nothing, so each slot runs once however many nodes tick.
+        const res = await db
+          .updateTable('monitors')
+          .set({ next_run_at: next(monitor) })
+          .where('id', '=', monitor.id)
+          .where('next_run_at', '=', row.next_run_at)
+          .where('status', '=', 'active')
+          .executeTakeFirst();
+        if (Number(res.numUpdatedRows) === 1) claimed.push(monitor);
+      }
+      return claimed;
+    },
+
+    async insertRun(run) {
+      const row = await db
+        .insertInto('monitor_runs')
+        .values({ id: run.id, monitor_id: run.monitorId, at: run.at, status: 'running' })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toRun(row);
+    },
+
+    finishRun(monitorId, runId, end, now) {
+      return inTransaction(async (trx) => {
+        const res = await trx
+          .updateTable('monitor_runs')
+          .set({
+            status: end.run.status,
+            changed: end.run.changed === null ? null : end.run.changed,
+            changed_fraction: end.run.changedFraction,
+            image_url: end.run.imageUrl,
+            diff_url: end.run.diffUrl,
+            error: end.run.error,
+            screenshot_id: end.run.screenshotId,
+          } as never)
+          .where('id', '=', runId)
+          .where('monitor_id', '=', monitorId)
+          .where('status', '=', 'running')
+          .executeTakeFirst();
+        if (Number(res.numUpdatedRows) !== 1) return false;
+        if (end.newBaseline !== undefined) {
+          const next = end.newBaseline;
+          // The monitor's row locked (PostgreSQL; SQLite writes one transaction at a time):
+          // of runs ending together, each lets go of the baseline the one before it set.
+          let current = trx
+            .selectFrom('monitors')
+            .select('baseline_id')
+            .where('id', '=', monitorId);
+          if (dialect === 'postgres') current = current.forUpdate();
+          const row = await current.executeTakeFirst();
+          const old =
+            row?.baseline_id === null || row === undefined ? null : Number(row.baseline_id);
+          if (old !== null && old !== next.id) {
+            await trx
+              .updateTable('screenshots')
+              .set((eb) => ({ expires_at: eb('created_at', '+', next.retentionMs) }))
+              .where('id', '=', old)
+              .execute();
+          }
+          await trx
+            .updateTable('screenshots')
+            .set({ expires_at: next.expiresAt })
+            .where('id', '=', next.id)
+            .execute();
+        }
+        const m = end.monitor;
+        const values: Partial<Record<keyof MonitorsTable, unknown>> = {};
+        if (m.lastRunAt !== undefined) values.last_run_at = m.lastRunAt;
+        if (m.lastChangeAt !== undefined) values.last_change_at = m.lastChangeAt;
+        if (m.baselineId !== undefined) values.baseline_id = m.baselineId;
+        if (m.failures !== undefined) values.failures = m.failures;
+        if (m.failedEventAt !== undefined) values.failed_event_at = m.failedEventAt;
+        if (m.status !== undefined) values.status = m.status;
+        if (Object.keys(values).length > 0) {
+          await trx
+            .updateTable('monitors')
+            .set(values as never)
+            .where('id', '=', monitorId)
+            .execute();
+        }
+        for (const delivery of end.deliveries) await insertDelivery(trx, delivery, now);
+        return true;
+      });
+    },
+
+    async getRun(monitorId, runId) {
+      const row = await db
+        .selectFrom('monitor_runs')
+        .selectAll()
+        .where('id', '=', runId)
+        .where('monitor_id', '=', monitorId)
+        .executeTakeFirst();
+      return row ? toRun(row) : null;
+    },
+
+    async listRuns(monitorId, { limit, beforeSeq }) {
+      let query = db.selectFrom('monitor_runs').selectAll().where('monitor_id', '=', monitorId);
+      if (beforeSeq !== null) query = query.where('seq', '<', beforeSeq);
+      const rows = await query.orderBy('seq', 'desc').limit(limit).execute();
+      return rows.map(toRun);
+    },
+
+    async pruneRuns(before) {
+      const res = await db
+        .deleteFrom('monitor_runs')
+        .where('at', '<', before)
+        .where('status', '!=', 'running')
+        .where((eb) =>
+          eb.or([
+            eb('screenshot_id', 'is', null),
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('screenshots')
+                  .select('screenshots.id')
+                  .whereRef('screenshots.id', '=', 'monitor_runs.screenshot_id'),
+              ),
+            ),
+          ]),
+        )
+        .executeTakeFirst();
+      return Number(res.numDeletedRows);
+    },
+
+    async failStale(before, error) {
+      const res = await db
+        .updateTable('monitor_runs')
+        .set({ status: 'failed', error })
+        .where('status', '=', 'running')
+        .where('at', '<', before)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows);
+    },
+
+    async setScreenshotExpiry(id, expiresAt) {
+      await db
+        .updateTable('screenshots')
+        .set({ expires_at: expiresAt })
+        .where('id', '=', id)
+        .execute();
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../lib/time.ts';
+import {
+  EVERY,
+  EVERY_NAMES,
+  isMonitorId,
+  newMonitorId,
+  nextRunAt,
+  slotOffset,
+} from './monitor-rules.ts';
+
+test('a monitor runs at a fixed offset within the first minute of its slot', () => {
+  const id = newMonitorId();
+  assert.ok(isMonitorId(id));
+  const offset = slotOffset(id);
+  assert.ok(offset >= 0 && offset < MINUTE_MS);
+  assert.equal(slotOffset(id), offset, 'the same offset every time');
+  const now = Date.UTC(2026, 10, 28, 10, 7, 30);
+  for (const every of EVERY_NAMES) {
+    const next = nextRunAt(id, every, now);
+    assert.ok(next > now, every);
+    assert.ok(next - now <= EVERY[every] + MINUTE_MS, every);
+    assert.equal((next - offset) % EVERY[every], 0, `${every}: a slot's start plus the offset`);
+  }
+});
+
+test('monitors created together spread over the minute', () => {
+  const offsets = new Set(
+    Array.from({ length: 50 }, () => Math.floor(slotOffset(newMonitorId()) / 1000)),
+  );
+  assert.ok(offsets.size > 20, `50 monitors took ${offsets.size} distinct seconds`);
+});
+
+test('missed slots give one next due time, from now', () => {
+  const id = newMonitorId();
+  const due = nextRunAt(id, '1h', Date.UTC(2026, 0, 1));
+  const afterGap = due + 10 * DAY_MS + 5 * MINUTE_MS;
+  const next = nextRunAt(id, '1h', afterGap);
+  assert.ok(next > afterGap && next - afterGap <= HOUR_MS);
+  // At its due time exactly, the next one is a whole interval later.
+  assert.equal(nextRunAt(id, '15m', due) - due, 15 * MINUTE_MS);
+});

@@ -1,0 +1,38 @@
+import { BOUNDS } from '../../../domain/bounds.ts';
+import { createMonitor } from '../../../domain/monitors/manage-monitors.ts';
+import { requireApiKey } from '../../auth.ts';
+import { errorResponses, tooLarge } from '../../schemas.ts';
+import type { App, RouteDeps } from '../../types.ts';
+import { CreateMonitorBody, MonitorItem, monitorItem } from './schemas.ts';
+
+/** POST /v1/monitors (docs/api.md, "Monitors"): Pro; the options checked as a capture's. */
+export function registerCreateMonitor(app: App, deps: RouteDeps): void {
+  app.post(
+    '/v1/monitors',
+    {
+      // An `html` target is a document, as a capture body's is.
+      bodyLimit: BOUNDS.http.documentBodyBytes,
+      schema: {
+        tags: ['monitors'],
+        summary: 'Create a monitor: scheduled captures with change detection (Pro)',
+        description:
+          'Exactly one of `url` and `html`; `options` are capture options as POST ' +
+          '/v1/screenshots takes them (without `async`, `response_type` and `webhook_url`), ' +
+          'refused by the same rules, naming `options.<field>`.',
+        security: [{ apiKey: [] }],
+        body: CreateMonitorBody,
+        response: {
+          201: MonitorItem,
+          ...errorResponses(400, 401, 429, 500),
+          413: tooLarge(BOUNDS.http.documentBodyBytes),
+        },
+      },
+      onRequest: [deps.apiKeyHook, deps.rateLimits.otherHook()],
+    },
+    async (request, reply) => {
+      const { user } = requireApiKey(request);
+      const monitor = await createMonitor(deps.monitors, { user, body: request.body });
+      return reply.status(201).send(monitorItem(monitor));
+    },
+  );
+}
