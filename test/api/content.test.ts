@@ -82,6 +82,7 @@ describeEachDatabase("the page's content with its image", (db) => {
     // The page's HTML never runs on the service's origin, nor loads anything.
     assert.equal(html.headers.get('content-security-policy'), "sandbox; default-src 'none'");
     assert.equal(html.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(html.headers.get('content-disposition'), 'attachment');
     const dom = await html.text();
     assert.match(dom, /^<!DOCTYPE html>\n<html>/);
     assert.match(dom, /<p id="added">written by script<\/p>/, 'the DOM, not the source');

@@ -145,6 +145,23 @@ describe('HTML and Markdown captures', () => {
     assert.equal(light.answer.metadata?.title, 'Release notes');
   });
 
+  it('renders Markdown in the page: a hostile one holds its own capture, not the service', async () => {
+    // marked is quadratic on this (about 10 s in Node): rendered in the service it would hold
+    // the event loop, and the small capture sent after it would answer after it.
+    const order: string[] = [];
+    const hostile = post({ markdown: '_a'.repeat(60_000) }).then(async (res) => {
+      order.push('hostile');
+      return res.status;
+    });
+    await sleep(200);
+    // Another account: one account's captures wait for its earlier ones.
+    const small = await post({ html: '<p>small</p>' }, pro);
+    order.push('small');
+    assert.equal(small.status, 201, await small.text());
+    assert.ok([201, 504].includes(await hostile));
+    assert.deepEqual(order, ['small', 'hostile']);
+  });
+
   it('resolves relative links against base_url; without it they load nothing', async () => {
     const html =
       '<!doctype html><body style="margin:0;background:#fff">' +

@@ -80,18 +80,20 @@ test('a bare request resolves every render option to its default', () => {
       imageHeight: null,
       imageFit: 'cover',
       html: null,
+      markdown: null,
       content: [],
     },
   });
 });
 
-test('html is the document; markdown becomes one in the stylesheet; the key is its hash', () => {
+test('html and markdown are kept for the browser; the key is their hash', () => {
   const doc = resolve({ html: '<p>hello</p>' } as Omit<CaptureInput, 'url'>).render;
   assert.equal(doc.html, '<p>hello</p>');
-  const md = resolve({ markdown: '# Title\n\n| a |\n|---|\n| 1 |' } as Omit<CaptureInput, 'url'>)
-    .render.html;
-  assert.match(String(md), /^<!doctype html>.*<title>Title<\/title>.*prefers-color-scheme: dark/s);
-  assert.match(String(md), /<h1>Title<\/h1>.*<table>/s);
+  const md = resolve({ markdown: '# Title' } as Omit<CaptureInput, 'url'>).render;
+  assert.deepEqual([md.html, md.markdown], [null, '# Title']);
+  const mdKey = (markdown: string) =>
+    cacheKeyFor('user:1', { ...resolve({}).render, markdown } as KeyedOptions);
+  assert.notEqual(mdKey('# a'), mdKey('# b'));
   const key = (html: string | null) =>
     cacheKeyFor('user:1', { ...resolve({}).render, html } as KeyedOptions);
   assert.equal(key('<p>a</p>'), key('<p>a</p>'));

@@ -22,10 +22,12 @@ export interface RenderOptions {
   /** The address the page is opened at: the url, or where the document stands. */
   url: string;
   /**
-   * The document shown at `url` instead of fetching it (`html`, or `markdown` rendered);
-   * null: a page fetched from the url.
+   * The document shown at `url` instead of fetching it (`html`); null: none (a page fetched
+   * from the url, or Markdown).
    */
   html: string | null;
+  /** Markdown shown at `url` in the service's stylesheet (`markdown`); null: none. */
+  markdown: string | null;
   format: ImageFormat;
   /** 1-100, used for jpeg/webp. */
   quality: number;

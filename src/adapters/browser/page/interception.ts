@@ -12,7 +12,8 @@ import type { RenderOptions } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { noop } from '../process/abort.ts';
 import type { FilterLists } from './filter-lists.ts';
-import { isMainDocument } from './network-watch.ts';
+import { markdownPage } from './markdown-page.ts';
+import { isMainDocument, withoutFragment } from './network-watch.ts';
 import { type RequestMatcher, type RequestRules, requestRulesFor } from './request-rules.ts';
 
 /**
@@ -20,7 +21,7 @@ import { type RequestMatcher, type RequestRules, requestRulesFor } from './reque
  * Chromium requests it; null for a capture of a page fetched from its URL.
  */
 export function documentAddress(o: RenderOptions): string | null {
-  if (o.html === null) return null;
+  if (o.html === null && o.markdown === null) return null;
   const url = new URL(o.url);
   url.hash = '';
   return url.href;
@@ -35,6 +36,7 @@ type DocumentVerdict = 'document' | 'refuse' | null;
 interface DocumentAnswers {
   address: string;
   html: string;
+  base64: string;
 }
 
 function documentVerdict(
@@ -43,7 +45,7 @@ function documentVerdict(
   mainDocument: boolean,
 ): DocumentVerdict {
   if (doc === null) return null;
-  if (mainDocument && url === doc.address) return 'document';
+  if (mainDocument && withoutFragment(url) === doc.address) return 'document';
   // The placeholder's name never resolves: refused here, so no lookup is even tried for it.
   if (url.startsWith(`${PLACEHOLDER_ORIGIN}/`)) return 'refuse';
   return null;
@@ -93,7 +95,7 @@ export class RequestInterception {
               requestId,
               responseCode: 200,
               responseHeaders: DOCUMENT_HEADERS,
-              body: Buffer.from(this.#document?.html ?? '').toString('base64'),
+              body: this.#document?.base64 ?? '',
             })
           : verdict === 'refuse'
             ? cdp.send('Fetch.failRequest', { requestId, errorReason: 'BlockedByClient' })
@@ -118,7 +120,12 @@ export class RequestInterception {
    */
   async apply(o: RenderOptions): Promise<void> {
     const address = documentAddress(o);
-    this.#document = address === null || o.html === null ? null : { address, html: o.html };
+    const html = o.html ?? (o.markdown === null ? null : markdownPage(o.markdown));
+    // Encoded once per capture: a document that reloads itself is answered from this.
+    this.#document =
+      address === null || html === null
+        ? null
+        : { address, html, base64: Buffer.from(html).toString('base64') };
     this.#rules = requestRulesFor(o, await this.#listMatchers(o));
     const wanted = this.#rules !== null;
     if (wanted === this.#intercepting) return;

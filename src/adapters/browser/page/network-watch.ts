@@ -10,6 +10,15 @@ import { AppError, isAppError } from '../../../domain/errors.ts';
 import { noop } from '../process/abort.ts';
 import type { CaptureRun } from './capture-run.ts';
 
+/**
+ * A URL as Chromium requests it, without its fragment (puppeteer's request URL carries it; a
+ * `#` is always the fragment's start in a parsed URL).
+ */
+export const withoutFragment = (url: string): string => {
+  const at = url.indexOf('#');
+  return at === -1 ? url : url.slice(0, at);
+};
+
 /** Whether a request is a navigation of the page's main frame (its document). */
 export function isMainDocument(page: Page, request: HTTPRequest): boolean {
   return request.isNavigationRequest() && request.frame() === page.mainFrame();
@@ -161,7 +170,7 @@ export class NetworkWatch {
     }
     const check = this.#checkNavigation;
     // A document the request carried, answered by the browser at its address: nothing fetched.
-    if (!check || request.url() === run.documentUrl) return;
+    if (!check || withoutFragment(request.url()) === run.documentUrl) return;
     const pending = check(url).then(noop, (err: unknown) => {
       run.fail(
         isAppError(err)

@@ -2,7 +2,6 @@ import { Type } from 'typebox';
 import { sha256Hex } from '../../../lib/crypto.ts';
 import { BOUNDS } from '../../bounds.ts';
 import { AppError } from '../../errors.ts';
-import { markdownDocument } from '../markdown-document.ts';
 import { defineOption } from './define.ts';
 
 const { maxHtmlBytes, maxMarkdownBytes } = BOUNDS.capture;
@@ -51,12 +50,12 @@ export const markdown = defineOption({
       'dark_mode. Exactly one of url, html or markdown; base_url as for html.',
   }),
   resolve(value) {
-    if (value === undefined) return {};
+    if (value === undefined) return { markdown: null };
     checkBytes('markdown', value, maxMarkdownBytes, kib(maxMarkdownBytes));
-    // Rendered here, once: the browser and the cache key (html's part) see the same document.
-    return { html: markdownDocument(value) };
+    // Rendered by the browser (adapters/browser/page/markdown-page.ts), never on this thread.
+    return { markdown: value };
   },
-  cacheKey: () => undefined, // in html's part: its rendered document
+  cacheKey: (o) => (o.markdown === null ? undefined : sha256Hex(o.markdown)),
 });
 
 /** `base_url`: where a document stands (its relative links resolve against it). */

@@ -1,6 +1,7 @@
 import { BOUNDS } from '../../../domain/bounds.ts';
 import { createMonitor } from '../../../domain/monitors/manage-monitors.ts';
 import { requireApiKey } from '../../auth.ts';
+import { captureBodyLimit } from '../../capture-body-limit.ts';
 import { errorResponses, tooLarge } from '../../schemas.ts';
 import type { App, RouteDeps } from '../../types.ts';
 import { CreateMonitorBody, MonitorItem, monitorItem } from './schemas.ts';
@@ -10,8 +11,8 @@ export function registerCreateMonitor(app: App, deps: RouteDeps): void {
   app.post(
     '/v1/monitors',
     {
-      // An `html` target is a document, as a capture body's is.
-      bodyLimit: BOUNDS.http.documentBodyBytes,
+      // An `html` target is a document, as a capture body's is: 1.5 MiB with one, else 64 KiB.
+      ...captureBodyLimit,
       schema: {
         tags: ['monitors'],
         summary: 'Create a monitor: scheduled captures with change detection (Pro)',

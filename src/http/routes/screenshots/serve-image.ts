@@ -62,13 +62,17 @@ export function registerServeImage(app: App, deps: RouteDeps): void {
       const image = await deps.storage.get(`${token}.${ext}`);
       if (!image) throw notFound();
       const maxAge = Math.max(0, Math.floor((record.expiresAt - now) / 1000));
-      return reply
-        .header('Content-Type', contentTypeForExt(ext) ?? 'application/octet-stream')
-        .header('X-Content-Type-Options', 'nosniff')
-        .header('Cache-Control', `public, max-age=${maxAge}, immutable`)
-        .header('Expires', new Date(record.expiresAt).toUTCString())
-        .header('Content-Security-Policy', securityPolicy(ext))
-        .send(image.body);
+      return (
+        reply
+          .header('Content-Type', contentTypeForExt(ext) ?? 'application/octet-stream')
+          .header('X-Content-Type-Options', 'nosniff')
+          .header('Cache-Control', `public, max-age=${maxAge}, immutable`)
+          .header('Expires', new Date(record.expiresAt).toUTCString())
+          .header('Content-Security-Policy', securityPolicy(ext))
+          // The page's own HTML is saved, not shown, where a browser ignores the sandbox.
+          .header('Content-Disposition', ext === 'html' ? 'attachment' : 'inline')
+          .send(image.body)
+      );
     },
   );
 }
