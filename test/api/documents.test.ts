@@ -11,19 +11,14 @@ import { after, before, describe, it } from 'node:test';
 import { PNG } from 'pngjs';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, sleep, startSite } from '../helpers/fixtures.ts';
-
-type Rgb = [number, number, number];
-
-function pixel(png: PNG, x: number, y: number): Rgb {
-  const i = (Math.floor(y) * png.width + Math.floor(x)) * 4;
-  return [png.data[i] ?? 0, png.data[i + 1] ?? 0, png.data[i + 2] ?? 0];
-}
-
-function near(actual: Rgb, expected: Rgb, what: string): void {
-  const far = actual.some((v, i) => Math.abs(v - (expected[i] ?? 0)) > 40);
-  assert.ok(!far, `${what}: ${actual.join(',')} is not ${expected.join(',')}`);
-}
+import {
+  assertNear,
+  type FixtureSite,
+  pngPixel,
+  type Rgb,
+  sleep,
+  startSite,
+} from '../helpers/fixtures.ts';
 
 /** A one-colour PNG, for the fixture site's relative image. */
 function solidPng(width: number, height: number, [r, g, b]: Rgb): Buffer {
@@ -116,8 +111,8 @@ describe('HTML and Markdown captures', () => {
     });
     assert.equal(answer.width, 400);
     assert.equal(answer.height, 300);
-    near(pixel(png, 50, 50), RED, 'the red square');
-    near(pixel(png, 300, 200), BLUE, 'the blue page');
+    assertNear(pngPixel(png, 50, 50), RED, 'the red square');
+    assertNear(pngPixel(png, 300, 200), BLUE, 'the blue page');
     // With a request filter (puppeteer's interception answers instead of our own session).
     const filtered = await shot({
       html:
@@ -125,7 +120,7 @@ describe('HTML and Markdown captures', () => {
         '<img src="https://ads.example/banner.png" width="10" height="10"></body>',
       block_requests: ['*ads.example*'],
     });
-    near(pixel(filtered.png, 200, 150), RED, 'the filtered document');
+    assertNear(pngPixel(filtered.png, 200, 150), RED, 'the filtered document');
   });
 
   it('renders Markdown in the service stylesheet, light and with dark_mode dark', async () => {
@@ -133,13 +128,13 @@ describe('HTML and Markdown captures', () => {
       '# Release notes\n\nSome **bold** text and a [link](https://example.com/).\n\n' +
       '| a | b |\n|---|---|\n| 1 | 2 |\n\n- [x] done\n- [ ] open\n';
     const light = await shot({ markdown, metadata: true });
-    near(pixel(light.png, 5, 5), WHITE, 'the light background');
+    assertNear(pngPixel(light.png, 5, 5), WHITE, 'the light background');
     const dark = await shot({ markdown, dark_mode: true });
-    near(pixel(dark.png, 5, 5), DARK, 'the dark background');
+    assertNear(pngPixel(dark.png, 5, 5), DARK, 'the dark background');
     // The heading is drawn: dark text on light, in the column's first lines.
     let inked = 0;
     for (let x = 40; x < 380; x++) {
-      for (let y = 30; y < 70; y++) if (pixel(light.png, x, y)[0] < 100) inked++;
+      for (let y = 30; y < 70; y++) if (pngPixel(light.png, x, y)[0] < 100) inked++;
     }
     assert.ok(inked > 200, `the heading's ink: ${inked} dark pixels`);
     assert.equal(light.answer.metadata?.title, 'Release notes');
@@ -167,12 +162,12 @@ describe('HTML and Markdown captures', () => {
       '<!doctype html><body style="margin:0;background:#fff">' +
       '<img src="red.png" style="display:block;width:100px;height:100px"></body>';
     const based = await shot({ html, base_url: `${site.origin}/assets/` });
-    near(pixel(based.png, 50, 50), RED, 'the relative image');
+    assertNear(pngPixel(based.png, 50, 50), RED, 'the relative image');
     assert.equal(site.hits.get('/assets/red.png'), 1);
     // base_url names where the document stands: the document itself is never fetched.
     assert.equal(site.hits.get('/assets/'), undefined);
     const unbased = await shot({ html: `${html}<!-- unbased -->` });
-    assert.notDeepEqual(pixel(unbased.png, 50, 50), RED);
+    assert.notDeepEqual(pngPixel(unbased.png, 50, 50), RED);
     assert.equal(site.hits.get('/assets/red.png'), 1);
     // The placeholder's name is answered in the browser: never even looked up.
     assert.ok(
@@ -310,6 +305,6 @@ describe('HTML and Markdown captures', () => {
     const image = PNG.sync.read(
       Buffer.from(await (await fetch(String(job.image_url))).arrayBuffer()),
     );
-    near(pixel(image, 10, 10), RED, 'the job image');
+    assertNear(pngPixel(image, 10, 10), RED, 'the job image');
   });
 });

@@ -8,7 +8,15 @@ import { after, before, it } from 'node:test';
 import { PNG } from 'pngjs';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
 import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
+import {
+  assertNear,
+  type FixtureSite,
+  imageSize,
+  page,
+  pngPixel,
+  type Rgb,
+  startSite,
+} from '../helpers/fixtures.ts';
 
 /**
  * Four vertical bands, red, green, blue, yellow from left to right, over the top 400 px; the
@@ -22,18 +30,6 @@ const BANDS = page(
   '<style>html,body{margin:0;background:#000}.bands{display:flex;height:400px}' +
     '.bands i{flex:1}</style>',
 );
-
-type Rgb = [number, number, number];
-
-function pixel(png: PNG, x: number, y: number): Rgb {
-  const i = (Math.floor(y) * png.width + Math.floor(x)) * 4;
-  return [png.data[i] ?? 0, png.data[i + 1] ?? 0, png.data[i + 2] ?? 0];
-}
-
-function near(actual: Rgb, expected: Rgb, what: string): void {
-  const far = actual.some((v, i) => Math.abs(v - (expected[i] ?? 0)) > 40);
-  assert.ok(!far, `${what}: ${actual.join(',')} is not ${expected.join(',')}`);
-}
 
 const RED: Rgb = [255, 0, 0];
 const GREEN: Rgb = [0, 255, 0];
@@ -89,8 +85,8 @@ describeEachDatabase('resized images', (db) => {
   it('image_width alone: the height follows, the whole viewport in it', async () => {
     const { body, png } = await shot({ image_width: 200 });
     assert.deepEqual([body.width, body.height], [200, 100]);
-    near(pixel(png as PNG, 10, 50), RED, 'left band');
-    near(pixel(png as PNG, 190, 50), YELLOW, 'right band');
+    assertNear(pngPixel(png as PNG, 10, 50), RED, 'left band');
+    assertNear(pngPixel(png as PNG, 190, 50), YELLOW, 'right band');
   });
 
   it('image_height alone: the width follows', async () => {
@@ -102,32 +98,32 @@ describeEachDatabase('resized images', (db) => {
     const { body, png } = await shot({ image_width: 100, image_height: 100 });
     assert.deepEqual([body.width, body.height], [100, 100]);
     // 800x400 scaled to cover 100x100 is 200x100: its middle 100 px are green and blue.
-    near(pixel(png as PNG, 10, 50), GREEN, 'left edge of the crop');
-    near(pixel(png as PNG, 90, 50), BLUE, 'right edge of the crop');
+    assertNear(pngPixel(png as PNG, 10, 50), GREEN, 'left edge of the crop');
+    assertNear(pngPixel(png as PNG, 90, 50), BLUE, 'right edge of the crop');
   });
 
   it('both, contain: fits inside, no padding', async () => {
     const { body, png } = await shot({ image_width: 100, image_height: 100, image_fit: 'contain' });
     assert.deepEqual([body.width, body.height], [100, 50]);
-    near(pixel(png as PNG, 5, 25), RED, 'left band');
-    near(pixel(png as PNG, 95, 25), YELLOW, 'right band');
+    assertNear(pngPixel(png as PNG, 5, 25), RED, 'left band');
+    assertNear(pngPixel(png as PNG, 95, 25), YELLOW, 'right band');
   });
 
   it('both, fill: stretched to the box, every band kept', async () => {
     const { body, png } = await shot({ image_width: 100, image_height: 100, image_fit: 'fill' });
     assert.deepEqual([body.width, body.height], [100, 100]);
-    near(pixel(png as PNG, 5, 90), RED, 'left band');
-    near(pixel(png as PNG, 37, 90), GREEN, 'second band');
-    near(pixel(png as PNG, 62, 90), BLUE, 'third band');
-    near(pixel(png as PNG, 95, 90), YELLOW, 'right band');
+    assertNear(pngPixel(png as PNG, 5, 90), RED, 'left band');
+    assertNear(pngPixel(png as PNG, 37, 90), GREEN, 'second band');
+    assertNear(pngPixel(png as PNG, 62, 90), BLUE, 'third band');
+    assertNear(pngPixel(png as PNG, 95, 90), YELLOW, 'right band');
   });
 
   it('a full page scaled down keeps its bottom, in jpeg and webp too', async () => {
     const { body, png } = await shot({ full_page: true, image_width: 200 });
     // 800 x 3000 at a quarter.
     assert.deepEqual([body.width, body.height], [200, 750]);
-    near(pixel(png as PNG, 100, 745), WHITE, 'the bottom marker');
-    near(pixel(png as PNG, 100, 600), BLACK, 'above the marker');
+    assertNear(pngPixel(png as PNG, 100, 745), WHITE, 'the bottom marker');
+    assertNear(pngPixel(png as PNG, 100, 600), BLACK, 'above the marker');
     for (const format of ['jpeg', 'webp']) {
       const other = await shot({ full_page: true, image_width: 200, format });
       assert.deepEqual(
@@ -147,8 +143,8 @@ describeEachDatabase('resized images', (db) => {
       image_width: 200,
     });
     assert.deepEqual([body.width, body.height], [200, 335]);
-    near(pixel(png as PNG, 5, 20), RED, 'left band');
-    near(pixel(png as PNG, 195, 20), YELLOW, 'right band');
+    assertNear(pngPixel(png as PNG, 5, 20), RED, 'left band');
+    assertNear(pngPixel(png as PNG, 195, 20), YELLOW, 'right band');
   });
 
   it('sizes that do not divide evenly come out exact', async () => {

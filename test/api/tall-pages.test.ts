@@ -12,12 +12,18 @@ import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
+import {
+  assertNear,
+  type FixtureSite,
+  imageSize,
+  page,
+  type Rgb,
+  startSite,
+} from '../helpers/fixtures.ts';
 
 const HEAVY = { timeout: 600_000 };
 const MAX_PIXELS = 64_000_000;
 
-type Rgb = [number, number, number];
 const BAND_COLOURS: Rgb[] = [
   [255, 0, 0],
   [0, 255, 0],
@@ -78,11 +84,6 @@ async function column(bytes: Buffer, x: number): Promise<(y: number) => Rgb> {
   };
 }
 
-function near(actual: Rgb, expected: Rgb, what: string): void {
-  const far = actual.some((v, i) => Math.abs(v - (expected[i] ?? 0)) > 40);
-  assert.ok(!far, `${what}: ${actual.join(',')} is not ${expected.join(',')}`);
-}
-
 /**
  * Every band in place: 20 output px inside its top and its bottom and at its middle, at
  * `scale` output px per page px, down to `height` output px (where the image may be cut).
@@ -93,7 +94,7 @@ function assertBands(at: (y: number) => Rgb, pageHeight: number, scale: number, 
     const colour = BAND_COLOURS[i] as Rgb;
     const bottom = Math.min(top + BAND, pageHeight - 100);
     for (const y of [top + inside, (top + bottom) / 2, bottom - inside]) {
-      if (y * scale < height) near(at(y * scale), colour, `band ${i} at page y ${y}`);
+      if (y * scale < height) assertNear(at(y * scale), colour, `band ${i} at page y ${y}`);
     }
   }
 }
@@ -172,9 +173,9 @@ describe('tall pages', () => {
     for (const x of [10, 640, 1270]) {
       const at = await column(bytes, x);
       assertBands(at, 30_000, 1, 30_000);
-      near(at(29_950), WHITE, `the bottom marker at x ${x}`);
-      near(at(29_999), WHITE, `the last row at x ${x}`);
-      near(at(29_890), BAND_COLOURS[5] as Rgb, `just above the bottom marker at x ${x}`);
+      assertNear(at(29_950), WHITE, `the bottom marker at x ${x}`);
+      assertNear(at(29_999), WHITE, `the last row at x ${x}`);
+      assertNear(at(29_890), BAND_COLOURS[5] as Rgb, `just above the bottom marker at x ${x}`);
     }
   });
 
@@ -183,7 +184,7 @@ describe('tall pages', () => {
     assert.deepEqual([body.format, body.width, body.height], ['jpeg', 1280, 30_000]);
     const at = await column(bytes, 640);
     assertBands(at, 30_000, 1, 30_000);
-    near(at(29_950), WHITE, 'the bottom marker');
+    assertNear(at(29_950), WHITE, 'the bottom marker');
   });
 
   it('as webp it is cut at 16,383 px, the format’s limit', HEAVY, async () => {
@@ -213,9 +214,9 @@ describe('tall pages', () => {
       Array.from({ length: count }, (_, i) => first + i * 5);
     assert.deepEqual(rowsOf(BLACK), rowsFrom(0, 16), 'the fixed header, once');
     assert.deepEqual(rowsOf(ORANGE), rowsFrom(200, 6), 'the sticky bar, once, in its place');
-    near(at(100), BAND_COLOURS[0] as Rgb, 'under the header');
-    near(at(4_000), BAND_COLOURS[0] as Rgb, 'the second slice starts in the first band');
-    near(at(19_950), WHITE, 'the bottom marker');
+    assertNear(at(100), BAND_COLOURS[0] as Rgb, 'under the header');
+    assertNear(at(4_000), BAND_COLOURS[0] as Rgb, 'the second slice starts in the first band');
+    assertNear(at(19_950), WHITE, 'the bottom marker');
   });
 
   it('image_width on a tall page gives the asked size, the bands scaled', HEAVY, async () => {
@@ -224,13 +225,13 @@ describe('tall pages', () => {
     assert.deepEqual([body.width, body.height], [1000, 23_438]);
     const at = await column(bytes, 500);
     assertBands(at, 30_000, 1000 / 1280, 23_438);
-    near(at(23_420), WHITE, 'the bottom marker');
+    assertNear(at(23_420), WHITE, 'the bottom marker');
     // fill: drawn 1000 x 23,438 in slices, then squeezed to 2,000 rows in the same pass.
     const fill = await shot('/30k', { image_width: 1000, image_height: 2_000, image_fit: 'fill' });
     assert.deepEqual([fill.body.width, fill.body.height], [1000, 2_000]);
     const squeezed = await column(fill.bytes, 500);
     assertBands(squeezed, 30_000, 2_000 / 30_000, 2_000);
-    near(squeezed(1_998), WHITE, 'the bottom marker, squeezed');
+    assertNear(squeezed(1_998), WHITE, 'the bottom marker, squeezed');
   });
 
   it('heights are device pixels: at scale 2 the same page is 60,000 px', HEAVY, async () => {
@@ -240,7 +241,7 @@ describe('tall pages', () => {
     assert.equal(slices, 15);
     const at = await column(bytes, 500);
     assertBands(at, 30_000, 2, 60_000);
-    near(at(59_950), WHITE, 'the bottom marker');
+    assertNear(at(59_950), WHITE, 'the bottom marker');
   });
 
   it('a page taller than MAX_PAGE_HEIGHT is cut there, truncated', HEAVY, async () => {
@@ -250,7 +251,7 @@ describe('tall pages', () => {
     assert.equal(slices, 16);
     const at = await column(bytes, 400);
     assertBands(at, 70_000, 1, 65_535);
-    near(at(65_534), BAND_COLOURS[13] as Rgb, 'the last row, in the last band');
+    assertNear(at(65_534), BAND_COLOURS[13] as Rgb, 'the last row, in the last band');
     // libjpeg writes at most 65,500 rows: a jpeg is cut there.
     const jpeg = await shot('/70k', { width: 800, format: 'jpeg' });
     assert.deepEqual([jpeg.body.width, jpeg.body.height, jpeg.body.truncated], [800, 65_500, true]);

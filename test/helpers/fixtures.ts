@@ -1,5 +1,7 @@
+import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { PNG } from 'pngjs';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void | Promise<void>;
 
@@ -102,3 +104,17 @@ export function imageSize(buf: Buffer): { format: string; width: number; height:
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export type Rgb = [number, number, number];
+
+/** A decoded PNG's colour at (x, y), fractions rounded down. */
+export function pngPixel(png: PNG, x: number, y: number): Rgb {
+  const i = (Math.floor(y) * png.width + Math.floor(x)) * 4;
+  return [png.data[i] ?? 0, png.data[i + 1] ?? 0, png.data[i + 2] ?? 0];
+}
+
+/** Within 40 of `expected` on every channel (scaling and encoding blur edges and colours). */
+export function assertNear(actual: Rgb, expected: Rgb, what: string): void {
+  const far = actual.some((v, i) => Math.abs(v - (expected[i] ?? 0)) > 40);
+  assert.ok(!far, `${what}: ${actual.join(',')} is not ${expected.join(',')}`);
+}
