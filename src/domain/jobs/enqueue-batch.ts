@@ -5,9 +5,8 @@ import { reserveMonthly } from '../captures/capture-screenshot.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { CaptureJob, NewJob, User } from '../store.ts';
-import { checkCapture, checkWebhookUrl, holdLost, tooManyJobs } from './enqueue-capture.ts';
+import { checkCapture, checkWebhookUrl, holdLost, jobRow, tooManyJobs } from './enqueue-capture.ts';
 import { newBatchId, newJobId } from './job-answer.ts';
-import { sealCredentials } from './job-credentials.ts';
 import type { JobContext } from './ports.ts';
 
 export interface BatchInput {
@@ -65,22 +64,17 @@ export async function enqueueBatch(
       }
     }
     const now = ctx.clock();
-    const jobs: NewJob[] = captures.map((capture, i) => {
-      const allowance = allowances[i] as (typeof allowances)[number];
-      const id = newJobId();
-      return {
-        id,
+    const jobs: NewJob[] = captures.map((capture, i) =>
+      jobRow(ctx, {
+        id: newJobId(),
         userId: user.id,
         keyId,
-        // Credentials for the target are encrypted at rest (job-credentials.ts).
-        input: sealCredentials(ctx.secrets, id, capture),
+        capture,
         webhookUrl,
-        period: allowance.period,
-        day: allowance.day,
-        quota: allowance.quota,
+        allowance: allowances[i] as (typeof allowances)[number],
         createdAt: now,
-      };
-    });
+      }),
+    );
     const created = await ctx.store.transaction(async (tx) => {
       const written = await tx.batches.create(
         { id: batchId, userId: user.id, webhookUrl, createdAt: now },

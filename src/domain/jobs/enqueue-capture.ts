@@ -5,7 +5,7 @@ import { captureTarget } from '../captures/capture-target.ts';
 import type { TargetGuard } from '../captures/ports.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
-import type { CaptureJob, User } from '../store.ts';
+import type { CaptureJob, NewJob, User } from '../store.ts';
 import { newJobId } from './job-answer.ts';
 import { sealCredentials } from './job-credentials.ts';
 import type { JobContext } from './ports.ts';
@@ -35,18 +35,15 @@ export async function enqueueCapture(
   try {
     const job = await ctx.store.transaction(async (tx) => {
       const created = await tx.jobs.createWithinLimit(
-        {
+        jobRow(ctx, {
           id,
           userId: user.id,
           keyId,
-          // Credentials for the target are encrypted at rest (job-credentials.ts).
-          input: sealCredentials(ctx.secrets, id, capture),
+          capture,
           webhookUrl,
-          period: allowance.period,
-          day: allowance.day,
-          quota: allowance.quota,
+          allowance,
           createdAt: ctx.clock(),
-        },
+        }),
         plan.max_queued_jobs,
       );
       if (created !== 'limit_reached' && !(await tx.quota.keep(hold))) throw holdLost();
@@ -76,6 +73,34 @@ export function checkCapture(
   const target = captureTarget(ctx.guard, input);
   resolveCaptureOptions(input, target.navigation, plan);
   if (target.checked !== null) ctx.guard.screen(target.checked);
+}
+
+/** A queued job's row: its unit's hold, and its credentials encrypted at rest. */
+export function jobRow(
+  ctx: Pick<JobContext, 'secrets'>,
+  job: {
+    id: string;
+    userId: number;
+    keyId: number;
+    capture: Record<string, unknown>;
+    webhookUrl: string | null;
+    allowance: Pick<NewJob, 'period' | 'day' | 'quota'>;
+    createdAt: number;
+  },
+): NewJob {
+  const { allowance } = job;
+  return {
+    id: job.id,
+    userId: job.userId,
+    keyId: job.keyId,
+    // Credentials for the target are encrypted at rest (job-credentials.ts).
+    input: sealCredentials(ctx.secrets, job.id, job.capture),
+    webhookUrl: job.webhookUrl,
+    period: allowance.period,
+    day: allowance.day,
+    quota: allowance.quota,
+    createdAt: job.createdAt,
+  };
 }
 
 /** A target's rules, the messages naming `webhook_url`. */
