@@ -111,6 +111,24 @@ export function errorResponses<K extends keyof typeof errors>(
   return out;
 }
 
+/** One page of a cursor listing (screenshots, monitors, runs): its items and the next cursor. */
+export const CursorPage = <T extends TSchema>(item: T) =>
+  Type.Object({
+    data: Type.Array(item),
+    has_more: Type.Boolean(),
+    next_cursor: Type.Union([Type.String(), Type.Null()]),
+  });
+
+/** A listing's page as the API answers it, each item shaped by `item`. */
+export const cursorPage = <I, O>(
+  page: { items: readonly I[]; nextCursor: string | null },
+  item: (value: I) => O,
+) => ({
+  data: page.items.map(item),
+  has_more: page.nextCursor !== null,
+  next_cursor: page.nextCursor,
+});
+
 export const IsoDateTime = Type.String({ format: 'date-time' });
 export const NullableIso = Type.Union([IsoDateTime, Type.Null()]);
 

@@ -1,7 +1,7 @@
 import { BOUNDS } from '../../../domain/bounds.ts';
 import { listRuns } from '../../../domain/monitors/manage-monitors.ts';
 import { requireApiKey } from '../../auth.ts';
-import { errorResponses } from '../../schemas.ts';
+import { cursorPage, errorResponses } from '../../schemas.ts';
 import type { App, RouteDeps } from '../../types.ts';
 import { ListQuery, MonitorParams, RunPage, runItem } from './schemas.ts';
 
@@ -28,11 +28,7 @@ export function registerListMonitorRuns(app: App, deps: RouteDeps): void {
         limit: request.query.limit ?? BOUNDS.listing.defaultPageSize,
         cursor: request.query.cursor,
       });
-      return {
-        data: page.items.map(runItem),
-        has_more: page.nextCursor !== null,
-        next_cursor: page.nextCursor,
-      };
+      return cursorPage(page, runItem);
     },
   );
 }

@@ -7,6 +7,7 @@ import { monitorAnswer, runAnswer } from '../../../domain/monitors/monitor-answe
 import { EVERY_NAMES, MIN_THRESHOLD } from '../../../domain/monitors/monitor-rules.ts';
 import type { MonitorContext } from '../../../domain/monitors/ports.ts';
 import type { User } from '../../../domain/store.ts';
+import { CursorPage, cursorPage } from '../../schemas.ts';
 import { ListQuery } from '../screenshots/schemas.ts';
 
 export { ListQuery };
@@ -104,17 +105,9 @@ export const MonitorParams = Type.Object({
   id: Type.String({ maxLength: 64, description: 'The monitor id (`mon_...`).' }),
 });
 
-export const MonitorPage = Type.Object({
-  data: Type.Array(MonitorItem),
-  has_more: Type.Boolean(),
-  next_cursor: Type.Union([Type.String(), Type.Null()]),
-});
+export const MonitorPage = CursorPage(MonitorItem);
 
-export const RunPage = Type.Object({
-  data: Type.Array(RunItem),
-  has_more: Type.Boolean(),
-  next_cursor: Type.Union([Type.String(), Type.Null()]),
-});
+export const RunPage = CursorPage(RunItem);
 
 export const monitorItem = (m: Parameters<typeof monitorAnswer>[0]) =>
   monitorAnswer(m) as Static<typeof MonitorItem>;
@@ -131,9 +124,5 @@ export async function monitorPage(
     limit: query.limit ?? BOUNDS.listing.defaultPageSize,
     cursor: query.cursor,
   });
-  return {
-    data: page.items.map(monitorItem),
-    has_more: page.nextCursor !== null,
-    next_cursor: page.nextCursor,
-  };
+  return cursorPage(page, monitorItem);
 }

@@ -5,7 +5,7 @@ import { listScreenshots } from '../../../domain/captures/list-screenshots.ts';
 import { type CaptureContext, imageUrl } from '../../../domain/captures/ports.ts';
 import type { ScreenshotRecord, User } from '../../../domain/store.ts';
 import { toIso } from '../../../lib/time.ts';
-import { IsoDateTime } from '../../schemas.ts';
+import { CursorPage, cursorPage, IsoDateTime } from '../../schemas.ts';
 
 /** The capture's answer is the domain's too: an async job's result is the same answer. */
 export { CaptureAnswer } from '../../../domain/captures/capture-answer.ts';
@@ -55,11 +55,7 @@ export const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-export const ScreenshotPage = Type.Object({
-  data: Type.Array(ScreenshotItem),
-  has_more: Type.Boolean(),
-  next_cursor: Type.Union([Type.String(), Type.Null()]),
-});
+export const ScreenshotPage = CursorPage(ScreenshotItem);
 
 /** One page of the account's records, newest first, as both listings answer it. */
 export async function screenshotPage(
@@ -72,11 +68,7 @@ export async function screenshotPage(
     limit: query.limit ?? BOUNDS.listing.defaultPageSize,
     cursor: query.cursor,
   });
-  return {
-    data: page.items.map((r) => screenshotItem(ctx, r)),
-    has_more: page.nextCursor !== null,
-    next_cursor: page.nextCursor,
-  };
+  return cursorPage(page, (r) => screenshotItem(ctx, r));
 }
 
 /** The body of POST /v1/screenshots/batch (docs/api.md, "Batches"). */
