@@ -6,6 +6,12 @@ import type {
   CaptureOptions,
   CaptureResult,
   Devices,
+  Monitor,
+  MonitorList,
+  MonitorRequest,
+  MonitorRunList,
+  MonitorRunStarted,
+  MonitorUpdate,
   Plans,
   QueuedBatch,
   QueuedJob,
@@ -37,6 +43,12 @@ export interface WaitOptions {
   /** Told each status read, for a progress line. */
   onStatus?: (status: ScreenshotStatus) => void;
   signal?: AbortSignal;
+}
+
+/** A page of a listing: at most `limit` items, after the `cursor` the previous page gave. */
+export interface PageOptions {
+  limit?: number;
+  cursor?: string;
 }
 
 const RETRIED = new Set([429, 503]);
@@ -179,14 +191,43 @@ export class Shotsmith {
   }
 
   /** GET /v1/screenshots: one page of the account's records, newest first (Pro). */
-  async list(options: { limit?: number; cursor?: string } = {}): Promise<ScreenshotList> {
-    const query = new URLSearchParams();
-    if (options.limit !== undefined) query.set('limit', String(options.limit));
-    if (options.cursor !== undefined) query.set('cursor', options.cursor);
-    const suffix = query.size > 0 ? `?${query}` : '';
-    const res = await this.#request('GET', `/v1/screenshots${suffix}`);
+  async list(options: PageOptions = {}): Promise<ScreenshotList> {
+    const res = await this.#request('GET', `/v1/screenshots${pageQuery(options)}`);
     return (await res.json()) as ScreenshotList;
   }
+
+  /**
+   * Monitors (Pro): a page captured on a schedule and compared with its last image; a change
+   * past the threshold is a `monitor.changed` webhook and a run with a diff image.
+   */
+  readonly monitors = {
+    /** POST /v1/monitors: 201 with the monitor, `status: "active"` and its `next_run_at`. */
+    create: async (monitor: MonitorRequest): Promise<Monitor> =>
+      this.#json<Monitor>('POST', '/v1/monitors', monitor),
+    /** GET /v1/monitors: one page of the account's monitors, most recent first. */
+    list: async (options: PageOptions = {}): Promise<MonitorList> =>
+      this.#json<MonitorList>('GET', `/v1/monitors${pageQuery(options)}`),
+    /** GET /v1/monitors/{id}. */
+    get: async (id: string): Promise<Monitor> =>
+      this.#json<Monitor>('GET', `/v1/monitors/${encodeURIComponent(id)}`),
+    /** PATCH /v1/monitors/{id}: `{status: "paused"}` pauses it, `"active"` resumes it. */
+    update: async (id: string, update: MonitorUpdate): Promise<Monitor> =>
+      this.#json<Monitor>('PATCH', `/v1/monitors/${encodeURIComponent(id)}`, update),
+    /** DELETE /v1/monitors/{id}: the monitor, its runs and their images. */
+    delete: async (id: string): Promise<void> => {
+      const res = await this.#request('DELETE', `/v1/monitors/${encodeURIComponent(id)}`);
+      await res.arrayBuffer();
+    },
+    /** POST /v1/monitors/{id}/run: a run now (one unit); its slot in the schedule stays. */
+    run: async (id: string): Promise<MonitorRunStarted> =>
+      this.#json<MonitorRunStarted>('POST', `/v1/monitors/${encodeURIComponent(id)}/run`),
+    /** GET /v1/monitors/{id}/runs: one page of its runs, newest first. */
+    runs: async (id: string, options: PageOptions = {}): Promise<MonitorRunList> =>
+      this.#json<MonitorRunList>(
+        'GET',
+        `/v1/monitors/${encodeURIComponent(id)}/runs${pageQuery(options)}`,
+      ),
+  };
 
   /** DELETE /v1/screenshots/{id}: the record and its image. */
   async delete(id: number): Promise<void> {
@@ -218,6 +259,10 @@ export class Shotsmith {
     expires?: number | Date;
   }): Promise<string> {
     return renderLink({ ...link, baseUrl: this.baseUrl });
+  }
+
+  async #json<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return (await (await this.#request(method, path, body)).json()) as T;
   }
 
   async #request(method: string, path: string, body?: unknown): Promise<Response> {
@@ -257,6 +302,13 @@ export class Shotsmith {
       await sleep(wait);
     }
   }
+}
+
+function pageQuery(options: PageOptions): string {
+  const query = new URLSearchParams();
+  if (options.limit !== undefined) query.set('limit', String(options.limit));
+  if (options.cursor !== undefined) query.set('cursor', options.cursor);
+  return query.size > 0 ? `?${query}` : '';
 }
 
 /** A redirect the client refused to follow, naming where it pointed (no key went there). */

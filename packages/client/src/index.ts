@@ -1,4 +1,4 @@
-export { Shotsmith, type ShotsmithOptions, type WaitOptions } from './client.ts';
+export { type PageOptions, Shotsmith, type ShotsmithOptions, type WaitOptions } from './client.ts';
 export { type ErrorCode, ShotsmithError } from './errors.ts';
 export {
   canonicalQuery,

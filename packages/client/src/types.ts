@@ -25,6 +25,20 @@ export type QueuedBatch = Json<paths['/v1/screenshots/batch']['post']['responses
 export type BatchStatus = Json<paths['/v1/screenshots/batch/{batch_id}']['get']['responses'][200]>;
 /** One page of GET /v1/screenshots. */
 export type ScreenshotList = Json<paths['/v1/screenshots']['get']['responses'][200]>;
+/** The body of POST /v1/monitors (Pro). */
+export type MonitorRequest = Json<paths['/v1/monitors']['post']['requestBody']>;
+/** A monitor, as every monitor route answers it. */
+export type Monitor = Json<paths['/v1/monitors/{id}']['get']['responses'][200]>;
+/** The body of PATCH /v1/monitors/{id}: pause or resume, or change its schedule. */
+export type MonitorUpdate = Json<paths['/v1/monitors/{id}']['patch']['requestBody']>;
+/** One page of GET /v1/monitors. */
+export type MonitorList = Json<paths['/v1/monitors']['get']['responses'][200]>;
+/** The 202 of POST /v1/monitors/{id}/run. */
+export type MonitorRunStarted = Json<paths['/v1/monitors/{id}/run']['post']['responses'][202]>;
+/** One page of GET /v1/monitors/{id}/runs, newest first. */
+export type MonitorRunList = Json<paths['/v1/monitors/{id}/runs']['get']['responses'][200]>;
+/** One run of a monitor. */
+export type MonitorRun = MonitorRunList['data'][number];
 export type Usage = Json<paths['/v1/usage']['get']['responses'][200]>;
 export type Plans = Json<paths['/v1/plans']['get']['responses'][200]>;
 export type Devices = Json<paths['/v1/devices']['get']['responses'][200]>;
