@@ -15,7 +15,10 @@
  *     synchronous captures on the same nodes (bench/async.ts);
  *   - tall: a 50,000 px full page (drawn in slices and joined) against a 16,000 px one in the
  *     same run, and the service's resident memory growth while joining against the image's
- *     raw size (bench/tall.ts).
+ *     raw size (bench/tall.ts);
+ *   - monitors: a comparison against one realistic capture's CPU, and 1,000 monitors due in
+ *     one minute on one node: when each started, the queue's depth, and a synchronous
+ *     capture's wait meanwhile against the idle node's (bench/monitors.ts).
  * Prints a markdown report and writes bench/results/latest.json and latest.md. Exits 1, with
  * a loud message, when a part failed or any capture in it failed.
  *
@@ -34,6 +37,7 @@ import { type AsyncNodesResult, runAsyncBench } from './async.ts';
 import { captureMarkdown, runCaptureBench } from './capture.ts';
 import { runClusterBench } from './cluster.ts';
 import { type MemoryResult, runMemoryBench, SOAK_CHECKPOINTS } from './memory.ts';
+import { monitorMarkdown, runMonitorBench } from './monitors.ts';
 import { runStartBench, type StartResult } from './start.ts';
 import type { Target } from './stats.ts';
 import { MEMORY_TARGET, runTallBench, type TallResult, TIME_TARGET } from './tall.ts';
@@ -502,6 +506,13 @@ const PARTS: Part[] = [
           },
         ],
       };
+    },
+  },
+  {
+    name: 'monitors',
+    run: async ({ quick, log }) => {
+      const r = await runMonitorBench({ quick, log });
+      return { json: r, markdown: monitorMarkdown(r), targets: r.targets };
     },
   },
 ];

@@ -11,6 +11,7 @@ import * as m0009 from './0009-capture-warnings.ts';
 import * as m0010 from './0010-capture-batches.ts';
 import * as m0011 from './0011-screenshot-content.ts';
 import * as m0012 from './0012-monitors.ts';
+import * as m0013 from './0013-monitor-run-jobs.ts';
 import type { Dialect, MigrationFn } from './helpers.ts';
 
 /**
@@ -30,6 +31,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, { up: MigrationFn }]> = [
   ['0010-capture-batches', m0010],
   ['0011-screenshot-content', m0011],
   ['0012-monitors', m0012],
+  ['0013-monitor-run-jobs', m0013],
 ];
 
 class StaticProvider implements MigrationProvider {

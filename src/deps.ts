@@ -41,11 +41,12 @@ import type { CaptureContext, FlightResult, RenderLocks } from './domain/capture
 import { RequestResolutions } from './domain/captures/request-resolutions.ts';
 import type { DomainContext } from './domain/context.ts';
 import { attemptDelivery, DELIVERY_LEASE_MS } from './domain/jobs/deliver-webhooks.ts';
-import type { JobContext } from './domain/jobs/ports.ts';
+import type { JobContext, MonitorRunEnds } from './domain/jobs/ports.ts';
 import { runJob } from './domain/jobs/run-job.ts';
 import type { CounterFactory } from './domain/limits.ts';
 import type { MonitorContext } from './domain/monitors/ports.ts';
 import { runDueMonitors } from './domain/monitors/run-due-monitors.ts';
+import { monitorRunEnds } from './domain/monitors/run-monitor.ts';
 import { setPasswordCost } from './domain/passwords.ts';
 import { demoAllowance } from './domain/plans.ts';
 import { QuotaHolds, returnExpiredHolds } from './domain/quota/quota-holds.ts';
@@ -203,7 +204,9 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       publicUrl: config.server.publicUrl.origin,
       renderTimeoutMs: config.render.timeoutMs,
     };
+    const comparer = createImageComparer();
     const asyncCaptures = await buildAsyncCaptures(config, capture, {
+      monitorRuns: monitorRunEnds({ ...capture, comparer }),
       webhookPolicy: options.browser?.webhookPolicy ?? webhookPolicy,
       backoffMs: options.webhookBackoffMs ?? BOUNDS.jobs.webhookBackoffMs,
       logger,
@@ -220,7 +223,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       windowMs: 60 * MINUTE_MS,
     });
     const billing = await buildBilling(config, ctx, database, logger);
-    const monitors: MonitorContext = { ...capture, comparer: createImageComparer() };
+    const monitors: MonitorContext = { ...capture, comparer, jobs: asyncCaptures.ctx.jobs };
 
     return {
       config,
@@ -231,7 +234,10 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       jobs: asyncCaptures.ctx,
       demo: { ...capture, demoCounter, demoRequests },
       monitors,
-      runMonitors: () => runDueMonitors(monitors),
+      runMonitors: () =>
+        runDueMonitors(monitors, (err, monitor) =>
+          logger?.warn({ err, monitor }, 'a monitor run could not start; it runs at its next slot'),
+        ),
       renderer,
       metrics,
       sweep: createRetentionSweep({
@@ -398,6 +404,7 @@ async function buildAsyncCaptures(
   config: Config,
   capture: CaptureContext,
   options: {
+    monitorRuns: MonitorRunEnds;
     webhookPolicy: EgressPolicy;
     backoffMs: readonly number[];
     logger: Logger | undefined;
@@ -455,7 +462,7 @@ async function buildAsyncCaptures(
         release: (job) => store.jobs.release(job.id, owner, clock(), false),
         ...(options.logger ? { logger: options.logger } : {}),
       });
-  ctx = { ...capture, jobs: queue };
+  ctx = { ...capture, jobs: queue, monitorRuns: options.monitorRuns };
   return {
     ctx,
     stop: async () => {

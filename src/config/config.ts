@@ -229,7 +229,10 @@ export function loadConfig(env: Env): Config {
     storage: parseStorage(r, dataDir),
     billing: parseBilling(r, nodeEnv),
     jobs: {
-      workers: r.int('ASYNC_WORKERS', renderConcurrency, 0, 64),
+      // Queued work (async captures, batches, monitor runs) leaves one render slot to the
+      // synchronous captures, whose callers are waiting: one sent while the queue is deep
+      // waits for no render at all, not for the one in progress.
+      workers: r.int('ASYNC_WORKERS', Math.max(1, renderConcurrency - 1), 0, 64),
       leaseMs: r.int('JOB_LEASE_MS', 30_000, 2_000, 600_000),
     },
     quota: {

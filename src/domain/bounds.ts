@@ -319,11 +319,15 @@ export const BOUNDS = {
     /** A monitor's `name`, in characters. */
     nameMaxLength: 200,
     /** How often each node looks for monitors due (the maintenance tick). */
-    tickMs: 15_000,
+    tickMs: 5_000,
     /** Runs within the first minute of their slot: a monitor's fixed offset is below this. */
     spreadMs: 60_000,
+    /** Monitors claimed in one transaction (their rows locked together). */
+    claimBatch: 100,
     /** Monitors one tick claims at most; the rest wait for the next tick. */
-    claimBatch: 50,
+    claimsPerTick: 5_000,
+    /** Runs a tick starts (holds a unit, writes the run and its job) at once. */
+    startsAtOnce: 8,
     /** Failed runs in a row before `monitor.failed` is sent. */
     failuresBeforeEvent: 3,
     /** While a monitor keeps failing, `monitor.failed` is sent at most this often. */

@@ -277,6 +277,8 @@ export interface CaptureJob {
   finishedAt: number | null;
   /** The batch it belongs to (docs/api.md, "Batches"); null for a single capture. */
   batchId: string | null;
+  /** The monitor run it carries (docs/api.md, "Monitors"); null for a capture of the API. */
+  monitorRunId: string | null;
 }
 
 export interface NewDelivery {
@@ -364,8 +366,16 @@ export interface CompletedBatch {
 /** A job as written when queued (the store fills the rest). */
 export type NewJob = Omit<
   CaptureJob,
-  'status' | 'attempts' | 'result' | 'error' | 'errorCode' | 'updatedAt' | 'finishedAt' | 'batchId'
->;
+  | 'status'
+  | 'attempts'
+  | 'result'
+  | 'error'
+  | 'errorCode'
+  | 'updatedAt'
+  | 'finishedAt'
+  | 'batchId'
+  | 'monitorRunId'
+> & { monitorRunId?: string };
 
 export interface BatchStore {
   /**
@@ -536,11 +546,15 @@ export interface MonitorStore {
   /** Deletes the monitor and its runs; the deleted monitor, or null when not the account's. */
   delete(userId: number, id: string): Promise<Monitor | null>;
   /**
-   * Claims up to `limit` active monitors due at `now`: each one's `next_run_at` is moved to
-   * `next(monitor)` by a compare-and-set on its old value, so of nodes racing for a slot
-   * exactly one gets it.
+   * Claims up to `limit` monitors due at `now`, active or paused on quota (a slot of those
+   * looks whether the month has room again): each one's `next_run_at` is moved to
+   * `next(monitor)` in one transaction with its rows locked (FOR UPDATE SKIP LOCKED on
+   * PostgreSQL, so nodes ticking together each take other monitors; SQLite has one writer),
+   * so of nodes racing for a slot exactly one gets it.
    */
   claimDue(now: number, limit: number, next: (m: Monitor) => number): Promise<Monitor[]>;
+  /** The monitor a run belongs to (null: deleted with its runs). */
+  getByRun(runId: string): Promise<Monitor | null>;
   insertRun(run: Pick<MonitorRun, 'id' | 'monitorId' | 'at'>): Promise<MonitorRun>;
   /** Ends a running run and writes what follows on the monitor; false when it is gone. */
   finishRun(monitorId: string, runId: string, end: MonitorRunEnd, now: number): Promise<boolean>;
@@ -556,8 +570,9 @@ export interface MonitorStore {
    */
   pruneRuns(before: number): Promise<number>;
   /**
-   * Ends runs still `running` that started before `before` as failed: their node stopped
-   * mid-run (a run lives on the node that started it). How many.
+   * Ends runs still `running` that started before `before` and have no job queued or
+   * rendering as failed: their job ended without ending them (its node stopped between the
+   * two), or was never written. How many.
    */
   failStale(before: number, error: string): Promise<number>;
   /** Sets a screenshot record's expiry (a baseline kept, or let go). */

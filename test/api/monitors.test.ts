@@ -98,7 +98,7 @@ for (const { name, db, redis } of VARIANTS)
         },
         plans: {
           free: { rate_per_minute: 1000 },
-          pro: { monthly_quota: QUOTA, max_monitors: 3, retention_hours: 1 },
+          pro: { monthly_quota: QUOTA, max_monitors: 3, retention_hours: 1, max_queued_jobs: 1 },
         },
         webhookBackoffMs: [200, 200, 200],
       });
@@ -136,6 +136,16 @@ for (const { name, db, redis } of VARIANTS)
         const run = (await runs(key, id)).find((r) => r.id === runId);
         if (run && run.status !== 'running') return run;
         assert.ok(Date.now() < end, 'the run ended in time');
+        await sleep(100);
+      }
+    };
+    /** The monitor's runs once none is running (a tick only queues them). */
+    const endedRuns = async (key: string, id: string): Promise<Json[]> => {
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const list = await runs(key, id);
+        if (list.every((r) => r.status !== 'running')) return list;
+        assert.ok(Date.now() < end, 'the runs ended in time');
         await sleep(100);
       }
     };
@@ -435,6 +445,50 @@ for (const { name, db, redis } of VARIANTS)
       assert.equal(await usage(p.key), QUOTA);
       const monitor = (await (await api(p.key, `/v1/monitors/${m.id}`)).json()) as Json;
       assert.equal(monitor.status, 'paused_quota');
+
+      // Its slots this month find the month spent: nothing recorded, nothing charged.
+      offset += Date.parse(String(monitor.next_run_at)) - clock() + 1;
+      await t.deps.runMonitors();
+      assert.equal((await runs(p.key, String(m.id))).length, 1, 'no run while the month is spent');
+      const still = (await (await api(p.key, `/v1/monitors/${m.id}`)).json()) as Json;
+      assert.equal(still.status, 'paused_quota');
+      assert.ok(Date.parse(String(still.next_run_at)) > clock(), 'the slot moved on');
+
+      // The first slot of the next month resumes it.
+      offset += monthBounds(clock()).end - clock() + 2 * 60 * MINUTE_MS;
+      await t.deps.runMonitors();
+      const [resumedRun] = await endedRuns(p.key, String(m.id));
+      assert.equal(resumedRun?.status, 'succeeded', JSON.stringify(resumedRun));
+      const resumed = (await (await api(p.key, `/v1/monitors/${m.id}`)).json()) as Json;
+      assert.equal(resumed.status, 'active');
+      assert.equal(await usage(p.key), 1, 'one unit of the new month');
+    });
+
+    it("runs on the job queue, apart from the account's max_queued_jobs", async () => {
+      const p = await account();
+      const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
+      const run = await runNow(p.key, String(m.id));
+      assert.equal(run.status, 'succeeded', JSON.stringify(run));
+      const jobs = await t.deps.database.db
+        .selectFrom('capture_jobs')
+        .select(['status', 'monitor_run_id', 'key_id'])
+        .where('user_id', '=', p.id)
+        .execute();
+      assert.deepEqual(
+        jobs.map((j) => ({ ...j })),
+        [{ status: 'succeeded', monitor_run_id: run.id, key_id: null }],
+      );
+      // Runs queued (max_queued_jobs is 1 here) leave the account its own async capture.
+      for (let i = 0; i < 2; i++) {
+        const res = await api(p.key, `/v1/monitors/${m.id}/run`, { method: 'POST' });
+        assert.equal(res.status, 202);
+      }
+      const queued = await api(p.key, '/v1/screenshots', {
+        method: 'POST',
+        json: { url: `${site.origin}/static`, async: true },
+      });
+      assert.equal(queued.status, 202, await queued.text());
+      await endedRuns(p.key, String(m.id));
     });
 
     it('runs each due slot once, and a long gap once', async () => {
@@ -462,7 +516,7 @@ for (const { name, db, redis } of VARIANTS)
       await t.deps.runMonitors();
       await t.deps.runMonitors();
       assert.equal((await runs(p.key, id)).length, 3);
-      const latest = (await runs(p.key, id))[0];
+      const latest = (await endedRuns(p.key, id))[0];
       assert.equal(latest?.status, 'succeeded', JSON.stringify(latest));
       // A run whose node stopped mid-run is ended as failed by a later tick.
       await t.deps.ctx.store.monitors.insertRun({ id: 'run_stale', monitorId: id, at: clock() });

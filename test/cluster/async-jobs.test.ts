@@ -5,45 +5,15 @@
  * PostgreSQL queue, SKIP LOCKED) and with it (BullMQ).
  */
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
-import { type Cluster, startCluster } from '../helpers/cluster.ts';
+import { type Cluster, proKey as clusterProKey, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
-import type { NodeProcess } from '../helpers/node-process.ts';
+import { killTree, type NodeProcess } from '../helpers/node-process.ts';
 import { serviceSkip } from '../helpers/services.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
 
 type Json = Record<string, unknown>;
-
-/** A process and every process below it (its Chromium), killed at once: a node that dies. */
-function killTree(pid: number): void {
-  const children = (parent: number): number[] =>
-    readdirSync('/proc')
-      .filter((d) => /^\d+$/.test(d))
-      .map(Number)
-      .filter((p) => {
-        try {
-          return (
-            Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]) === parent
-          );
-        } catch {
-          return false;
-        }
-      });
-  const all: number[] = [];
-  const walk = (p: number) => {
-    all.push(p);
-    for (const c of children(p)) walk(c);
-  };
-  walk(pid);
-  for (const p of all) {
-    try {
-      process.kill(p, 'SIGKILL');
-    } catch {}
-  }
-}
 
 for (const mode of ['postgres queue', 'bullmq'] as const) {
   describe(`async jobs across nodes (${mode})`, async () => {
@@ -97,17 +67,7 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
       await hooks?.close();
     });
 
-    async function proKey(): Promise<string> {
-      const res = await api.fetch('/v1/auth/signup', {
-        method: 'POST',
-        json: { email: uniqueEmail('async'), password: PASSWORD },
-      });
-      const user = ((await res.json()) as { user: { id: number } }).user;
-      const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-      await cluster.sql('UPDATE users SET plan = $1 WHERE id = $2', ['pro', user.id]);
-      const k = await api.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-      return ((await k.json()) as { key: string }).key;
-    }
+    const proKey = () => clusterProKey(cluster, api, 'async');
     const queue = async (key: string, body: Json) => {
       const res = await api.fetch('/v1/screenshots', {
         method: 'POST',

@@ -6,8 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
-import { type Cluster, startCluster } from '../helpers/cluster.ts';
+import { type Cluster, proKey as clusterProKey, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 import { serviceSkip } from '../helpers/services.ts';
@@ -62,17 +61,7 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
       await hooks?.close();
     });
 
-    async function proKey(): Promise<string> {
-      const res = await api.fetch('/v1/auth/signup', {
-        method: 'POST',
-        json: { email: uniqueEmail('batch'), password: PASSWORD },
-      });
-      const user = ((await res.json()) as { user: { id: number } }).user;
-      const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-      await cluster.sql('UPDATE users SET plan = $1 WHERE id = $2', ['pro', user.id]);
-      const k = await api.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-      return ((await k.json()) as { key: string }).key;
-    }
+    const proKey = () => clusterProKey(cluster, api, 'batch');
 
     it('completes once while two nodes finish its jobs', async () => {
       const key = await proKey();

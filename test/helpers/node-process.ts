@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { freePort } from './app.ts';
 import { longDataDir, removeDataDir } from './data-dir.ts';
@@ -136,4 +137,32 @@ export async function startNode(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return node;
+}
+
+/** A process and every process below it (its Chromium), killed at once: a node that dies. */
+export function killTree(pid: number): void {
+  const children = (parent: number): number[] =>
+    readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .map(Number)
+      .filter((p) => {
+        try {
+          return (
+            Number(readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]) === parent
+          );
+        } catch {
+          return false;
+        }
+      });
+  const all: number[] = [];
+  const walk = (p: number) => {
+    all.push(p);
+    for (const c of children(p)) walk(c);
+  };
+  walk(pid);
+  for (const p of all) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {}
+  }
 }

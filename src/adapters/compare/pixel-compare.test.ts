@@ -58,10 +58,12 @@ test('the comparer decodes PNGs and encodes the diff as a PNG', async () => {
   const after = await encode(
     image(10, 10, [255, 255, 255], { x: 0, y: 0, w: 5, h: 2, colour: [0, 0, 0] }),
   );
-  const result = await createImageComparer().compare(before, after);
+  const result = await createImageComparer().compare(before, after, { threshold: 0.1 });
   assert.equal(result.changedFraction, 0.1);
   assert.ok(result.diff);
   const meta = await sharp(result.diff).metadata();
   assert.equal(meta.format, 'png');
   assert.equal(meta.width, 10);
+  const below = await createImageComparer().compare(before, after, { threshold: 0.2 });
+  assert.deepEqual(below, { changedFraction: 0.1, diff: null }, 'no diff for a run not changed');
 });

@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { BatchStore, CaptureBatch } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
-import { newJobRow, toJob } from './job-store.ts';
+import { newJobRow, openJobs, toJob } from './job-store.ts';
 import { lockUser } from './lock-user.ts';
 import type { CaptureBatchesTable, Database } from './schema.ts';
 
@@ -30,13 +30,8 @@ export function batchStore(db: Kysely<Database>, dialect: DialectName): BatchSto
       return inTransaction(async (trx) => {
         // Serialise the count per account, as a single job's does.
         await lockUser(trx, dialect, batch.userId);
-        const { n } = await trx
-          .selectFrom('capture_jobs')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('user_id', '=', batch.userId)
-          .where('status', 'in', ['queued', 'rendering'])
-          .executeTakeFirstOrThrow();
-        if (Number(n) + jobs.length > maxOpen) return 'limit_reached' as const;
+        const open = await openJobs(trx, batch.userId);
+        if (open + jobs.length > maxOpen) return 'limit_reached' as const;
         await trx
           .insertInto('capture_batches')
           .values({

@@ -32,6 +32,7 @@ export const toJob = (row: Selectable<CaptureJobsTable>): CaptureJob => ({
   updatedAt: Number(row.updated_at),
   finishedAt: row.finished_at === null ? null : Number(row.finished_at),
   batchId: row.batch_id,
+  monitorRunId: row.monitor_run_id,
 });
 
 /** The columns of a queued job's row (a single capture's or a batch's). */
@@ -50,7 +51,23 @@ export const newJobRow = (job: NewJob, batch?: { id: string; index: number }) =>
   updated_at: job.createdAt,
   batch_id: batch?.id ?? null,
   batch_index: batch?.index ?? null,
+  monitor_run_id: job.monitorRunId ?? null,
 });
+
+/**
+ * The account's jobs queued or rendering, what max_queued_jobs bounds. A monitor's runs are
+ * bounded by max_monitors instead, and do not count.
+ */
+export async function openJobs(db: Kysely<Database>, userId: number): Promise<number> {
+  const { n } = await db
+    .selectFrom('capture_jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('user_id', '=', userId)
+    .where('status', 'in', ['queued', 'rendering'])
+    .where('monitor_run_id', 'is', null)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
 
 /**
  * Async capture jobs in the database: the durable queue of the embedded mode and of
@@ -69,13 +86,7 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
       return inTransaction(async (trx) => {
         // Serialise the count per account.
         await lockUser(trx, dialect, job.userId);
-        const { n } = await trx
-          .selectFrom('capture_jobs')
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .where('user_id', '=', job.userId)
-          .where('status', 'in', ['queued', 'rendering'])
-          .executeTakeFirstOrThrow();
-        if (Number(n) >= maxOpen) return 'limit_reached' as const;
+        if ((await openJobs(trx, job.userId)) >= maxOpen) return 'limit_reached' as const;
         const row = await trx
           .insertInto('capture_jobs')
           .values(newJobRow(job))

@@ -132,30 +132,44 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
       return row ? toMonitor(row) : null;
     },
 
-    async claimDue(now, limit, next) {
-      const due = await db
+    claimDue(now, limit, next) {
+      return inTransaction(async (trx) => {
+        let due = trx
+          .selectFrom('monitors')
+          .selectAll()
+          .where('status', 'in', ['active', 'paused_quota'])
+          .where('next_run_at', '<=', now)
+          .orderBy('next_run_at')
+          .limit(limit);
+        // Rows another node is claiming are skipped, not waited for: each node takes other
+        // monitors. SQLite runs one write transaction at a time.
+        if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+        const claimed: Monitor[] = [];
+        for (const row of await due.execute()) {
+          const monitor = toMonitor(row);
+          // Guarded by the due time read, too: a slot is claimed once even by a reader that
+          // did not lock (SQLite's deferred transactions read before they write).
+          const res = await trx
+            .updateTable('monitors')
+            .set({ next_run_at: next(monitor) })
+            .where('id', '=', monitor.id)
+            .where('next_run_at', '=', row.next_run_at)
+            .where('status', '=', row.status)
+            .executeTakeFirst();
+          if (Number(res.numUpdatedRows) === 1) claimed.push(monitor);
+        }
+        return claimed;
+      });
+    },
+
+    async getByRun(runId) {
+      const row = await db
         .selectFrom('monitors')
-        .selectAll()
-        .where('status', '=', 'active')
-        .where('next_run_at', '<=', now)
-        .orderBy('next_run_at')
-        .limit(limit)
-        .execute();
-      const claimed: Monitor[] = [];
-      for (const row of due) {
-        const monitor = toMonitor(row);
-        // Compare-and-set on the due time read: a node that read the same slot finds it
-        // moved and claims nothing, so each slot runs once however many nodes tick.
-        const res = await db
-          .updateTable('monitors')
-          .set({ next_run_at: next(monitor) })
-          .where('id', '=', monitor.id)
-          .where('next_run_at', '=', row.next_run_at)
-          .where('status', '=', 'active')
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 1) claimed.push(monitor);
-      }
-      return claimed;
+        .selectAll('monitors')
+        .innerJoin('monitor_runs', 'monitor_runs.monitor_id', 'monitors.id')
+        .where('monitor_runs.id', '=', runId)
+        .executeTakeFirst();
+      return row ? toMonitor(row) : null;
     },
 
     async insertRun(run) {
@@ -275,6 +289,16 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
         .set({ status: 'failed', error })
         .where('status', '=', 'running')
         .where('at', '<', before)
+        .where(({ exists, not, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('capture_jobs')
+                .select('capture_jobs.id')
+                .whereRef('capture_jobs.monitor_run_id', '=', 'monitor_runs.id')
+                .where('capture_jobs.status', 'in', ['queued', 'rendering']),
+            ),
+          ),
+        )
         .executeTakeFirst();
       return Number(res.numUpdatedRows);
     },

@@ -69,6 +69,8 @@ export interface CaptureJobsTable {
   batch_id: string | null;
   /** Its place in the batch's `requests`. */
   batch_index: number | null;
+  /** The monitor run it carries (docs/api.md, "Monitors"); null for a capture of the API. */
+  monitor_run_id: string | null;
 }
 
 /** A batch of async captures: its jobs' ends counted as they are written. */

@@ -81,7 +81,8 @@ export function jobRow(
   job: {
     id: string;
     userId: number;
-    keyId: number;
+    /** Null for a monitor's run: no key asked for it. */
+    keyId: number | null;
     capture: Record<string, unknown>;
     webhookUrl: string | null;
     allowance: Pick<NewJob, 'period' | 'day' | 'quota'>;

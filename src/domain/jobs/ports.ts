@@ -1,4 +1,5 @@
 import type { CaptureContext } from '../captures/ports.ts';
+import type { CaptureJob, ScreenshotRecord } from '../store.ts';
 
 /**
  * Carries "run job X" to a worker (docs/deployment.md, "Async captures"): BullMQ on Redis, or
@@ -21,6 +22,16 @@ export interface WebhookSender {
   }): Promise<{ status: number; body: string }>;
 }
 
+/**
+ * How a monitor's run ends when the job carrying it ends (domain/monitors/run-monitor.ts):
+ * the worker tells it before it writes the job's own end, while it holds the job.
+ */
+export interface MonitorRunEnds {
+  succeeded(job: CaptureJob, record: ScreenshotRecord): Promise<void>;
+  failed(job: CaptureJob, error: string): Promise<void>;
+}
+
 export interface JobContext extends CaptureContext {
   jobs: JobQueue;
+  monitorRuns: MonitorRunEnds;
 }

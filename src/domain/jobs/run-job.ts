@@ -94,6 +94,9 @@ export async function runJob(
       await fail(ctx, job, owner, describe(err));
       return 'done';
     }
+    // A monitor's run is ended (compared, its events written) while this worker holds the
+    // job: a node that stops in between leaves the job to be taken over, and the run ends once.
+    if (job.monitorRunId !== null) await ctx.monitorRuns.succeeded(job, outcome.record);
     const result = jobResult(captureAnswer(ctx, outcome));
     const now = ctx.clock();
     const done: CaptureJob = { ...job, status: 'succeeded', result, finishedAt: now };
@@ -139,6 +142,7 @@ async function fail(
   // The unit goes back once: only the worker that wrote the failure returns it.
   if (finished) {
     await retryInBackground(() => ctx.store.quota.release(job.userId, job.period, job.day));
+    if (job.monitorRunId !== null) await ctx.monitorRuns.failed(job, failure.error);
   }
 }
 

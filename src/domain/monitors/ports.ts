@@ -1,4 +1,5 @@
 import type { CaptureContext } from '../captures/ports.ts';
+import type { JobQueue } from '../jobs/ports.ts';
 
 /**
  * What a monitor run needs beyond a capture's context (the port; adapters/compare implements
@@ -9,16 +10,23 @@ export interface ImageComparison {
   changedFraction: number;
   /**
    * A PNG of the changes (changed pixels red over a faded greyscale copy of the new image),
-   * null when the sizes differ (no pixel lines up with another).
+   * made when the changed fraction reaches the threshold; null below it, and when the sizes
+   * differ (no pixel lines up with another).
    */
   diff: Buffer | null;
 }
 
 export interface ImageComparer {
   /** Compares two encoded images (PNG, JPEG or WebP). */
-  compare(before: Buffer, after: Buffer): Promise<ImageComparison>;
+  compare(before: Buffer, after: Buffer, options: { threshold: number }): Promise<ImageComparison>;
 }
 
-export interface MonitorContext extends CaptureContext {
+/** What ending a run needs: the capture's context and the comparer. */
+export interface RunEndContext extends CaptureContext {
   comparer: ImageComparer;
+}
+
+/** What starting one needs besides: the job queue its capture is carried on. */
+export interface MonitorContext extends RunEndContext {
+  jobs: JobQueue;
 }

@@ -3,12 +3,14 @@ import { HOUR_MS, toIso } from '../../lib/time.ts';
 import { BOUNDS } from '../bounds.ts';
 import { reserveMonthly } from '../captures/capture-screenshot.ts';
 import { imageUrl } from '../captures/ports.ts';
-import { runCapture } from '../captures/run-capture.ts';
 import { isAppError } from '../errors.ts';
-import { newDeliveryId } from '../jobs/job-answer.ts';
+import { holdLost, jobRow } from '../jobs/enqueue-capture.ts';
+import { newDeliveryId, newJobId } from '../jobs/job-answer.ts';
 import { openCredentials } from '../jobs/job-credentials.ts';
+import type { MonitorRunEnds } from '../jobs/ports.ts';
 import type { Plan } from '../plans.ts';
 import type {
+  CaptureJob,
   Monitor,
   MonitorRun,
   MonitorRunEnd,
@@ -17,84 +19,131 @@ import type {
 } from '../store.ts';
 import { runInput } from './manage-monitors.ts';
 import { BASELINE_EXPIRES_AT, newRunId } from './monitor-rules.ts';
-import type { MonitorContext } from './ports.ts';
+import type { MonitorContext, RunEndContext } from './ports.ts';
 
-/** Records the run as running and starts it; the caller may wait for it or not. */
+/**
+ * Starts a run (docs/api.md, "Monitors"): one unit of the month held, the run recorded and
+ * the async capture job that carries it queued, in one transaction; the job's worker ends
+ * the run (`monitorRunEnds`). A month without a unit left pauses the monitor
+ * (`paused_quota`) rather than failing every slot; a scheduled slot of a monitor paused so
+ * looks whether the month has room again, resumes it if so, and records nothing if not.
+ * Returns the run, or null when nothing was recorded.
+ */
 export async function startRun(
   ctx: MonitorContext,
   monitor: Monitor,
-): Promise<{ run: MonitorRun; done: Promise<void> }> {
-  const run = await ctx.store.monitors.insertRun({
-    id: newRunId(),
-    monitorId: monitor.id,
-    at: ctx.clock(),
-  });
-  return { run, done: runMonitor(ctx, monitor, run.id) };
-}
-
-/**
- * One run (docs/api.md, "Monitors"): a capture through the ordinary pipeline, charged one
- * unit as any capture (given back if it fails), compared with the monitor's baseline. A
- * month without a unit left pauses the monitor (`paused_quota`) rather than failing every
- * slot. The run's end, the monitor's new state, the baseline's expiry and the webhook
- * delivery are one transaction.
- */
-export async function runMonitor(
-  ctx: MonitorContext,
-  monitor: Monitor,
-  runId: string,
-): Promise<void> {
-  const now = () => ctx.clock();
-  const finish = (end: MonitorRunEnd) =>
-    ctx.store.monitors.finishRun(monitor.id, runId, end, now()).then(() => {});
+  options: { scheduled: boolean },
+): Promise<MonitorRun | null> {
   const user = await ctx.store.users.findById(monitor.userId);
-  if (user === null) return; // the account is gone, its monitors with it (cascade)
+  if (user === null) return null; // the account is gone, its monitors with it (cascade)
   const plan = ctx.plans[user.plan];
+  const now = ctx.clock();
+  const ended = async (end: (runId: string) => MonitorRunEnd): Promise<MonitorRun> => {
+    const run = await ctx.store.monitors.insertRun({
+      id: newRunId(),
+      monitorId: monitor.id,
+      at: now,
+    });
+    await ctx.store.monitors.finishRun(monitor.id, run.id, end(run.id), now);
+    return (await ctx.store.monitors.getRun(monitor.id, run.id)) ?? run;
+  };
   if (plan.max_monitors === 0) {
     // The account left the plan its monitors were made on: paused, charged nothing, until
     // it comes back and resumes them.
-    const end = failure(
-      monitor,
-      runId,
-      `monitors are not available on the ${plan.name} plan`,
-      true,
-      now(),
-    );
-    await finish({ ...end, monitor: { lastRunAt: now(), status: 'paused' } });
-    return;
+    const message = `monitors are not available on the ${plan.name} plan`;
+    return ended((runId) => ({
+      ...failure(monitor, runId, message, true, now),
+      monitor: { lastRunAt: now, status: 'paused' },
+    }));
   }
-  let record: ScreenshotRecord;
+  let allowance: Awaited<ReturnType<typeof reserveMonthly>>;
+  try {
+    allowance = await reserveMonthly(ctx, user, { hold: true });
+  } catch (err) {
+    if (!isAppError(err) || err.code !== 'quota_exceeded') throw err;
+    if (options.scheduled && monitor.status === 'paused_quota') return null;
+    return ended((runId) => failure(monitor, runId, err.message, true, now));
+  }
+  const hold = allowance.hold as number;
+  const runId = newRunId();
+  const jobId = newJobId();
   try {
     const options = openCredentials(ctx.secrets, monitor.id, monitor.input.options);
-    const outcome = await runCapture(ctx, {
-      input: runInput({ ...monitor, input: { ...monitor.input, options } }, plan),
-      caller: {
-        client: `user:${user.id}`,
-        cacheOwner: `user:${user.id}:${plan.name}`,
+    const capture = runInput({ ...monitor, input: { ...monitor.input, options } }, plan);
+    const job = {
+      ...jobRow(ctx, {
+        id: jobId,
         userId: user.id,
-        plan,
-        reserve: (options) => reserveMonthly(ctx, user, options),
-      },
+        keyId: null,
+        capture,
+        webhookUrl: null,
+        allowance,
+        createdAt: now,
+      }),
+      monitorRunId: runId,
+    };
+    // The unit's hold ends as the job takes it: a node that dies in between leaves the unit
+    // to come back, never a run without its job.
+    const run = await ctx.store.transaction(async (tx) => {
+      const run = await tx.monitors.insertRun({ id: runId, monitorId: monitor.id, at: now });
+      await tx.jobs.createWithinLimit(job, Number.POSITIVE_INFINITY);
+      // The month has room again: a monitor paused on its quota runs on.
+      if (monitor.status === 'paused_quota') {
+        await tx.monitors.update(user.id, monitor.id, { status: 'active' });
+      }
+      if (!(await tx.quota.keep(hold))) throw holdLost();
+      return run;
     });
-    record = outcome.record;
+    ctx.quotaHolds.forget(hold);
+    // Durable from here: a dispatch that fails (Redis away) is retried by the jobs' sweep.
+    await ctx.jobs.dispatch(jobId).catch(() => {});
+    return run;
   } catch (err) {
-    const quota = isAppError(err) && err.code === 'quota_exceeded';
-    const message = isAppError(err) ? err.message : 'internal error';
-    await finish(failure(monitor, runId, message, quota, now()));
-    return;
+    await allowance.release();
+    throw err;
   }
-  try {
-    await finish(await compareRun(ctx, monitor, runId, plan, record));
-  } catch (err) {
-    await finish(
-      failure(monitor, runId, isAppError(err) ? err.message : 'internal error', false, now()),
-    );
-  }
+}
+
+/**
+ * How a run ends, told by the worker of the job that carries it (domain/jobs/run-job.ts):
+ * its capture compared with the monitor's baseline, or its failure counted. The run's end,
+ * the monitor's new state, the baseline's expiry and the webhook delivery are one
+ * transaction, written once (a run already ended is left as it is).
+ */
+export function monitorRunEnds(ctx: RunEndContext): MonitorRunEnds {
+  const owner = async (job: CaptureJob) => {
+    const runId = job.monitorRunId;
+    const monitor = runId === null ? null : await ctx.store.monitors.getByRun(runId);
+    const user = monitor === null ? null : await ctx.store.users.findById(monitor.userId);
+    if (runId === null || monitor === null || user === null) return null; // deleted since
+    return { runId, monitor, plan: ctx.plans[user.plan] };
+  };
+  return {
+    async succeeded(job, record) {
+      const run = await owner(job);
+      if (run === null) return;
+      const { runId, monitor, plan } = run;
+      let end: MonitorRunEnd;
+      try {
+        end = await compareRun(ctx, monitor, runId, plan, record);
+      } catch (err) {
+        const message = isAppError(err) ? err.message : 'internal error';
+        end = failure(monitor, runId, message, false, ctx.clock());
+      }
+      await ctx.store.monitors.finishRun(monitor.id, runId, end, ctx.clock());
+    },
+    async failed(job, error) {
+      const run = await owner(job);
+      if (run === null) return;
+      const end = failure(run.monitor, run.runId, error, false, ctx.clock());
+      await ctx.store.monitors.finishRun(run.monitor.id, run.runId, end, ctx.clock());
+    },
+  };
 }
 
 /** A successful capture compared with the baseline, and the run's end it makes. */
 async function compareRun(
-  ctx: MonitorContext,
+  ctx: RunEndContext,
   monitor: Monitor,
   runId: string,
   plan: Readonly<Plan>,
@@ -114,7 +163,9 @@ async function compareRun(
       ctx.storage.get(`${record.token}.${record.ext}`),
     ]);
     if (before !== null && after !== null) {
-      const comparison = await ctx.comparer.compare(before.body, after.body);
+      const comparison = await ctx.comparer.compare(before.body, after.body, {
+        threshold: monitor.threshold,
+      });
       fraction = comparison.changedFraction;
       changed = fraction >= monitor.threshold;
       if (changed && comparison.diff !== null) {
@@ -169,7 +220,7 @@ async function compareRun(
  * is served at /images like any image and swept with the plan's retention.
  */
 async function storeDiff(
-  ctx: MonitorContext,
+  ctx: RunEndContext,
   record: ScreenshotRecord,
   diff: Buffer,
 ): Promise<ScreenshotRecord> {

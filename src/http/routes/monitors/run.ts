@@ -33,11 +33,7 @@ export function registerRunMonitor(app: App, deps: RouteDeps): void {
     },
     async (request, reply) => {
       const { user } = requireApiKey(request);
-      const run = await runMonitorNow(deps.monitors, {
-        user,
-        id: request.params.id,
-        onError: (err) => request.log.error({ err }, 'monitor run failed'),
-      });
+      const run = await runMonitorNow(deps.monitors, { user, id: request.params.id });
       return reply.status(202).send({ id: run.id, status: 'running' as const });
     },
   );
