@@ -53,6 +53,7 @@ import { QuotaHolds, returnExpiredHolds } from './domain/quota/quota-holds.ts';
 import type { RevocationBus } from './domain/revocations.ts';
 import type { CaptureJob } from './domain/store.ts';
 import type { HttpDeps } from './http/types.ts';
+import { ForegroundRenders } from './lib/foreground.ts';
 import type { Logger } from './lib/logger.ts';
 import { createSecretDeriver } from './lib/server-secret.ts';
 import { SingleFlight } from './lib/single-flight.ts';
@@ -203,6 +204,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       renderLocks: shared.renderLocks,
       publicUrl: config.server.publicUrl.origin,
       renderTimeoutMs: config.render.timeoutMs,
+      foreground: new ForegroundRenders(),
     };
     const comparer = createImageComparer();
     const asyncCaptures = await buildAsyncCaptures(config, capture, {

@@ -145,6 +145,13 @@ export const BOUNDS = {
     retryDelayMs: 5_000,
     /** How often an idle worker looks for queued jobs (a job queued on this node wakes it). */
     pollIntervalMs: 500,
+    /**
+     * A queued job's render waits until no synchronous render has run on its node for this
+     * long (lib/foreground.ts) ...
+     */
+    foregroundQuietMs: 250,
+    /** ... or this long at most, so a node busy with synchronous captures still drains its queue. */
+    foregroundMaxWaitMs: 10_000,
     /** With BullMQ: how often a node looks for jobs whose dispatch was lost, and adds them again. */
     strandedSweepMs: 10_000,
     /** A webhook delivery that gets no answer within this is a failed attempt. */

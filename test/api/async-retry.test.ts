@@ -48,9 +48,11 @@ describe('async captures: retryable failures', () => {
     const queued = (await (
       await postCapture(t, key, { url: `${site.origin}/`, async: true })
     ).json()) as { id: string; status_url: string };
-    // Its first attempt is refused and it goes back to the queue, not to failed.
+    // Its first attempt is refused and it goes back to the queue, not to failed. It makes
+    // that attempt once it has waited its bound for the synchronous render to end
+    // (BOUNDS.jobs.foregroundMaxWaitMs), since /hold never does meanwhile.
     let attempts = 0;
-    for (let i = 0; i < 100 && attempts === 0; i++) {
+    for (let i = 0; i < 600 && attempts === 0; i++) {
       await sleep(50);
       const [row] = await t.deps.database.db
         .selectFrom('capture_jobs')

@@ -1,3 +1,4 @@
+import type { ForegroundRenders } from '../../lib/foreground.ts';
 import type { SingleFlight } from '../../lib/single-flight.ts';
 import type { DomainContext } from '../context.ts';
 import type { ImageStorage } from '../image-storage.ts';
@@ -58,6 +59,8 @@ export interface CaptureContext extends DomainContext {
   /** Origin of hosted image URLs. */
   publicUrl: string;
   renderTimeoutMs: number;
+  /** This node's synchronous renders in flight: queued work waits for a quiet moment. */
+  foreground: ForegroundRenders;
 }
 
 export const imageUrl = (

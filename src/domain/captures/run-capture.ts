@@ -1,3 +1,4 @@
+import { BOUNDS } from '../bounds.ts';
 import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
@@ -55,6 +56,11 @@ export interface CaptureCaller {
    * replay: docs/plans-and-limits.md, "Plans").
    */
   charge?: 'request' | 'render';
+  /**
+   * Queued work (an async job, a monitor run): its render waits for a quiet moment among the
+   * node's synchronous ones (lib/foreground.ts), whose callers are waiting. Default false.
+   */
+  background?: boolean;
   /**
    * The API key asking, if any: it must still be active when the answer goes out
    * (docs/security.md, "Revocation"), or the answer is 401 and the unit goes back. A cache
@@ -250,6 +256,27 @@ async function rendered(
     /** Wraps the render itself, when it runs in this request (a charge per render). */
     charge?: <T>(work: () => Promise<T>) => Promise<T>;
   },
+): Promise<Found> {
+  const { caller } = options;
+  if (caller.background) {
+    await ctx.foreground.quiet({
+      quietMs: BOUNDS.jobs.foregroundQuietMs,
+      maxWaitMs: BOUNDS.jobs.foregroundMaxWaitMs,
+      ...(caller.signal ? { signal: caller.signal } : {}),
+    });
+    return renderedNow(ctx, options);
+  }
+  const leave = ctx.foreground.enter();
+  try {
+    return await renderedNow(ctx, options);
+  } finally {
+    leave();
+  }
+}
+
+async function renderedNow(
+  ctx: CaptureContext,
+  options: Parameters<typeof rendered>[1],
 ): Promise<Found> {
   const { caller, render, cacheKey, fresh, cacheTtlMs } = options;
   const charge = options.charge ?? ((work) => work());

@@ -74,6 +74,7 @@ export async function runJob(
           // The unit was taken when the job was queued; the job gives it back if it fails.
           reserve: async () => ({ quota: job.quota, release: async () => {} }),
           signal: lost.signal,
+          background: true,
         },
       });
     } catch (err) {
