@@ -88,7 +88,7 @@ describe('MCP server over stdio against the service', () => {
     const user = await signUp(t);
     if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
     const { key } = await createKey(t, user.cookie);
-    return { key, env: { SHOTSMITH_API_KEY: key, SHOTSMITH_URL: t.url } };
+    return { userId: user.id, key, env: { SHOTSMITH_API_KEY: key, SHOTSMITH_URL: t.url } };
   };
 
   /** The server started as a host starts it: the command, its args, its env block. */
@@ -253,6 +253,18 @@ describe('MCP server over stdio against the service', () => {
     const refused = await call(stranger, 'get_usage');
     assert.equal(refused.isError, true);
     assert.equal(texts(refused)[0], 'unauthorized [401 unauthorized]');
+    // A spent month (its units taken through the service's store): the 402 and its reset.
+    const spent = await account();
+    const month = new Date().toISOString().slice(0, 7);
+    for (let i = 0; i < 50; i++) await t.deps.ctx.store.quota.reserve(spent.userId, month, 50);
+    const quota = await call(await connect(spent.env), 'capture_screenshot', {
+      url: `${site.origin}/`,
+    });
+    assert.equal(quota.isError, true);
+    assert.match(
+      texts(quota)[0] ?? '',
+      /^monthly quota exceeded \[402 quota_exceeded\] \(the quota resets \d{4}-\d{2}-01T00:00:00\.000Z\)$/,
+    );
     // An unknown tool is the one protocol error.
     await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), /unknown tool: nope/);
   });
