@@ -338,20 +338,24 @@ const CHANGES_TOOL: ToolDef = {
     const monitor = await api.monitors.get(id);
     const changes: unknown[] = [];
     let scanned = 0;
-    let cursor: string | undefined;
+    // Whether runs older than those read may hold more changes.
     let more = false;
-    while (changes.length < limit && scanned < MAX_RUNS_SCANNED) {
+    let cursor: string | undefined;
+    read: for (;;) {
       const page = await api.monitors.runs(id, {
         limit: Math.min(100, MAX_RUNS_SCANNED - scanned),
         ...(cursor === undefined ? {} : { cursor }),
       });
       for (const run of page.data) {
-        scanned++;
-        if (run.changed !== true) continue;
+        if (run.changed !== true) {
+          scanned++;
+          continue;
+        }
         if (changes.length === limit) {
           more = true;
-          break;
+          break read;
         }
+        scanned++;
         changes.push({
           run_id: run.id,
           at: run.at,
@@ -361,10 +365,12 @@ const CHANGES_TOOL: ToolDef = {
         });
       }
       if (!page.has_more || page.next_cursor === null) break;
+      if (scanned >= MAX_RUNS_SCANNED) {
+        more = true;
+        break;
+      }
       cursor = page.next_cursor;
-      more = true;
     }
-    if (changes.length < limit && scanned < MAX_RUNS_SCANNED) more = false;
     const { id: _id, name, url, status, every, threshold, last_run_at, last_change_at } = monitor;
     return {
       content: [
