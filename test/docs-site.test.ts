@@ -65,6 +65,25 @@ describe('documentation site', () => {
     assert.match(await reference.text(), /swagger/i);
   });
 
+  it('serves the MCP server page, with a host configuration and every tool', async () => {
+    const res = await t.fetch('/docs/mcp');
+    assert.equal(res.status, 200);
+    const html = await res.text();
+    assert.match(html, /<a [^>]*href="\/docs\/mcp"[^>]*>MCP server<\/a>/, 'in the navigation');
+    assert.match(html, /claude_desktop_config\.json/);
+    assert.match(html, /\.vscode\/mcp\.json/);
+    for (const tool of [
+      'capture_screenshot',
+      'capture_element',
+      'list_devices',
+      'get_usage',
+      'create_monitor',
+      'list_monitor_changes',
+    ]) {
+      assert.match(html, new RegExp(`<code>${tool}</code>`), tool);
+    }
+  });
+
   it('has an example for every capture option', async () => {
     const options = await readFile(path.join(DOCS, 'options.md'), 'utf8');
     for (const option of CAPTURE_OPTIONS) {

@@ -17,6 +17,7 @@ export const DOC_PAGES: ReadonlyArray<{ slug: string; file: string; nav: string 
   { slug: 'self-hosting', file: 'deployment.md', nav: 'Self-hosting' },
   { slug: 'security', file: 'security.md', nav: 'Security model' },
   { slug: 'egress', file: 'egress.md', nav: 'Egress rules' },
+  { slug: 'mcp', file: 'mcp.md', nav: 'MCP server' },
   { slug: 'contents', file: 'README.md', nav: 'All pages' },
 ];
 /** Sections the navigation links to directly. */

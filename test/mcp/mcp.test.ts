@@ -1,0 +1,408 @@
+/**
+ * The MCP server (packages/mcp) as an MCP host runs it: a child process on stdio, driven by
+ * the official SDK's Client and by raw JSON-RPC lines, against a real service (SQLite, real
+ * Chromium) and a fixture site on loopback. The tools, their schemas (the service's own
+ * descriptions), images decoded to their pixels, the downscaling rule, monitors on Pro, and
+ * refusals as tool errors.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { PNG } from 'pngjs';
+import { Shotsmith } from '../../packages/client/src/index.ts';
+import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import {
+  assertNear,
+  type FixtureSite,
+  page,
+  pngPixel,
+  type Rgb,
+  sleep,
+  startSite,
+} from '../helpers/fixtures.ts';
+import { runProcess } from '../helpers/subprocess.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+const MAIN = path.join(ROOT, 'packages', 'mcp', 'src', 'main.ts');
+/** In the repository the server runs from source: the client's export condition for it. */
+const NODE_ARGS = ['--conditions=shotsmith-source', MAIN];
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+const BACKGROUND: Rgb = [0, 128, 255];
+const BOX: Rgb = [255, 0, 0];
+
+type Content = CallToolResult['content'][number];
+type Json = Record<string, unknown>;
+
+function image(result: CallToolResult): PNG {
+  const shown = result.content.find((c: Content) => c.type === 'image');
+  assert.ok(shown && shown.type === 'image', JSON.stringify(result).slice(0, 500));
+  assert.equal(shown.mimeType, 'image/png');
+  const bytes = Buffer.from(shown.data, 'base64');
+  assert.deepEqual(bytes.subarray(0, 8), PNG_SIGNATURE);
+  return PNG.sync.read(bytes);
+}
+const texts = (result: CallToolResult): string[] =>
+  result.content.flatMap((c: Content) => (c.type === 'text' ? [c.text] : []));
+/** The last text content, which each tool makes its JSON facts. */
+const facts = (result: CallToolResult): Json => JSON.parse(texts(result).at(-1) ?? '{}') as Json;
+
+describe('MCP server over stdio against the service', () => {
+  let t: TestApp;
+  let site: FixtureSite;
+  let colour = 'rgb(0, 0, 255)';
+  const clients: Client[] = [];
+  before(async () => {
+    site = await startSite({
+      '/': page(
+        `<div style="height:100vh;background:rgb(${BACKGROUND.join(',')})"><div id="box" style="position:absolute;left:40px;top:30px;width:300px;height:120px;background:rgb(${BOX.join(',')})"></div></div>`,
+      ),
+      '/watched': (_req, res) => {
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(page(`<div style="width:200px;height:150px;background:${colour}"></div>`));
+      },
+    });
+    t = await startApp({
+      db: 'sqlite',
+      env: { EGRESS_ALLOWLIST: site.hostPort },
+      plans: {
+        free: { rate_per_minute: 1000, monthly_quota: 50 },
+        pro: { rate_per_minute: 1000, max_monitors: 3 },
+      },
+    });
+  });
+  after(async () => {
+    for (const client of clients) await client.close().catch(() => undefined);
+    await t?.close();
+    await site?.close();
+  });
+
+  const account = async (plan: 'free' | 'pro' = 'free') => {
+    const user = await signUp(t);
+    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
+    const { key } = await createKey(t, user.cookie);
+    return { userId: user.id, key, env: { SHOTSMITH_API_KEY: key, SHOTSMITH_URL: t.url } };
+  };
+
+  /** The server started as a host starts it: the command, its args, its env block. */
+  const connect = async (env: Record<string, string>): Promise<Client> => {
+    const client = new Client({ name: 'shotsmith-test', version: '0.0.0' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: NODE_ARGS,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stderr: 'pipe',
+    });
+    await client.connect(transport);
+    clients.push(client);
+    return client;
+  };
+  const call = async (client: Client, name: string, args: Json = {}) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const used = async (client: Client) => facts(await call(client, 'get_usage')).used as number;
+
+  it('lists the tools, with the capture options and the service descriptions', async () => {
+    const client = await connect((await account()).env);
+    assert.equal(client.getServerVersion()?.name, 'shotsmith');
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), [
+      'capture_element',
+      'capture_screenshot',
+      'create_monitor',
+      'get_usage',
+      'list_devices',
+      'list_monitor_changes',
+    ]);
+    const openapi = JSON.parse(await readFile(path.join(ROOT, 'openapi.json'), 'utf8'));
+    const body = openapi.paths['/v1/screenshots'].post.requestBody.content['application/json']
+      .schema.properties as Record<string, { description?: string }>;
+    const capture = tools.find((tool) => tool.name === 'capture_screenshot');
+    const props = capture?.inputSchema.properties as Record<string, { description?: string }>;
+    const expected = Object.keys(body).filter(
+      (name) => !['async', 'response_type', 'webhook_url'].includes(name),
+    );
+    assert.deepEqual(Object.keys(props).sort(), expected.sort());
+    for (const name of expected) {
+      const description = body[name]?.description;
+      if (description === undefined) continue;
+      assert.ok(props[name]?.description?.startsWith(description), `${name}'s description`);
+    }
+    assert.match(String(props.width?.description), /This tool's default, without a device: 1280/);
+    const element = tools.find((tool) => tool.name === 'capture_element');
+    assert.deepEqual(element?.inputSchema.required, ['selector']);
+    const monitor = tools.find((tool) => tool.name === 'create_monitor');
+    assert.ok(monitor?.inputSchema.properties?.every, 'create_monitor takes every');
+  });
+
+  it('captures a page as an image with its URL and facts; usage rises', async () => {
+    const client = await connect((await account()).env);
+    const before = await used(client);
+    const result = await call(client, 'capture_screenshot', {
+      url: `${site.origin}/`,
+      width: 400,
+      height: 300,
+    });
+    assert.notEqual(result.isError, true, texts(result).join('\n'));
+    const png = image(result);
+    assert.deepEqual([png.width, png.height], [400, 300]);
+    assertNear(pngPixel(png, 10, 10), BACKGROUND, 'the page background');
+    assertNear(pngPixel(png, 100, 60), BOX, 'the box');
+    const info = facts(result);
+    assert.match(String(info.image_url), /^http:\/\/127\.0\.0\.1:\d+\/images\/.+\.png$/);
+    assert.deepEqual([info.width, info.height, info.cached], [400, 300, false]);
+    assert.equal(info.full_size_image_url, undefined, 'not downscaled');
+    assert.deepEqual(info.quota, { used: before + 1, limit: 50 });
+    assert.match(texts(result)[0] ?? '', /: 400 x 300 png\. Image URL: http/);
+    assert.equal(await used(client), before + 1);
+    // The hosted image is the one handed to the model.
+    const hosted = Buffer.from(await (await fetch(String(info.image_url))).arrayBuffer());
+    const shown = result.content.find((c: Content) => c.type === 'image');
+    assert.equal(shown?.type === 'image' && shown.data, hosted.toString('base64'));
+  });
+
+  it('downscales a large capture through the service, naming the full-size URL', async () => {
+    const client = await connect((await account()).env);
+    const before = await used(client);
+    const result = await call(client, 'capture_screenshot', {
+      url: `${site.origin}/`,
+      width: 1800,
+      height: 900,
+    });
+    assert.notEqual(result.isError, true, texts(result).join('\n'));
+    const png = image(result);
+    assert.equal(png.width, 1568);
+    assert.ok(Math.abs(png.height - 784) <= 1, `height ${png.height}`);
+    assertNear(pngPixel(png, 1500, 700), BACKGROUND, 'the background, scaled');
+    const info = facts(result);
+    assert.deepEqual([info.full_size_width, info.full_size_height], [1800, 900]);
+    assert.equal(info.width, 1568);
+    assert.notEqual(info.full_size_image_url, info.image_url);
+    const full = await fetch(String(info.full_size_image_url));
+    assert.equal(full.status, 200);
+    assert.match(texts(result)[0] ?? '', /downscaled from 1800 x 900 \(full size: http/);
+    assert.equal(await used(client), before + 2, 'the full-size and the model-sized capture');
+  });
+
+  it('captures one element, cropped to it', async () => {
+    const client = await connect((await account()).env);
+    const result = await call(client, 'capture_element', {
+      url: `${site.origin}/`,
+      selector: '#box',
+      width: 600,
+      height: 400,
+    });
+    assert.notEqual(result.isError, true, texts(result).join('\n'));
+    const png = image(result);
+    assert.deepEqual([png.width, png.height], [300, 120]);
+    assertNear(pngPixel(png, 150, 60), BOX, 'the element');
+    const missing = await call(client, 'capture_element', { url: `${site.origin}/` });
+    assert.equal(missing.isError, true);
+    assert.match(texts(missing)[0] ?? '', /selector is required.*\[400 invalid_request\]/);
+    const other = await call(client, 'capture_element', {
+      url: `${site.origin}/`,
+      selector: '#box',
+      full_page: true,
+    });
+    assert.equal(other.isError, true);
+    assert.match(texts(other)[0] ?? '', /does not take full_page/);
+  });
+
+  it('lists devices and reads usage', async () => {
+    const client = await connect((await account()).env);
+    const devices = facts(await call(client, 'list_devices')) as unknown as Json[];
+    const served = (await (await t.fetch('/v1/devices')).json()) as { data: Json[] };
+    assert.deepEqual(
+      devices.map((d) => d.name),
+      served.data.map((d) => d.name),
+    );
+    assert.ok(devices.every((d) => typeof d.width === 'number' && !('user_agent' in d)));
+    const usage = facts(await call(client, 'get_usage'));
+    assert.deepEqual([usage.plan, usage.used, usage.limit], ['free', 0, 50]);
+  });
+
+  it('answers refusals as tool errors with the service message and code', async () => {
+    const { env } = await account();
+    const client = await connect(env);
+    const bad = await call(client, 'capture_screenshot', { url: `${site.origin}/`, width: 'wide' });
+    assert.equal(bad.isError, true);
+    assert.equal(texts(bad)[0], 'width must be an integer [400 invalid_request]');
+    const plan = await call(client, 'capture_screenshot', {
+      url: `${site.origin}/`,
+      format: 'webp',
+    });
+    assert.equal(plan.isError, true);
+    assert.match(texts(plan)[0] ?? '', /\[400 plan_restriction\]$/);
+    const monitor = await call(client, 'create_monitor', { url: `${site.origin}/`, every: '1h' });
+    assert.equal(monitor.isError, true);
+    assert.match(
+      texts(monitor)[0] ?? '',
+      /monitors is not available on the free plan.*\[400 plan_restriction\]/,
+    );
+    const changes = await call(client, 'list_monitor_changes', { monitor_id: 'mon_nope' });
+    assert.equal(changes.isError, true);
+    assert.match(texts(changes)[0] ?? '', /\[\d{3} [a-z_]+\]$/);
+    // A key the service does not know: every tool answers the 401 as a tool error.
+    const stranger = await connect({ ...env, SHOTSMITH_API_KEY: `sk_live_${'A'.repeat(38)}` });
+    const refused = await call(stranger, 'get_usage');
+    assert.equal(refused.isError, true);
+    assert.equal(texts(refused)[0], 'unauthorized [401 unauthorized]');
+    // A spent month (its units taken through the service's store): the 402 and its reset.
+    const spent = await account();
+    const month = new Date().toISOString().slice(0, 7);
+    for (let i = 0; i < 50; i++) await t.deps.ctx.store.quota.reserve(spent.userId, month, 50);
+    const quota = await call(await connect(spent.env), 'capture_screenshot', {
+      url: `${site.origin}/`,
+    });
+    assert.equal(quota.isError, true);
+    assert.match(
+      texts(quota)[0] ?? '',
+      /^monthly quota exceeded \[402 quota_exceeded\] \(the quota resets \d{4}-\d{2}-01T00:00:00\.000Z\)$/,
+    );
+    // An unknown tool is the one protocol error.
+    await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), /unknown tool: nope/);
+  });
+
+  it('creates a monitor and lists its changes with diff URLs (Pro)', async () => {
+    const { key, env } = await account('pro');
+    const client = await connect(env);
+    const created = await call(client, 'create_monitor', {
+      name: 'watched',
+      url: `${site.origin}/watched`,
+      options: { width: 400, height: 300 },
+      every: '1h',
+    });
+    assert.notEqual(created.isError, true, texts(created).join('\n'));
+    const monitor = facts(created);
+    assert.match(String(monitor.id), /^mon_/);
+    assert.equal(monitor.status, 'active');
+    const id = String(monitor.id);
+
+    // Runs are started with the client library (no tool runs a monitor now), then awaited.
+    const api = new Shotsmith({ apiKey: key, baseUrl: t.url });
+    const runNow = async () => {
+      const { id: runId } = await api.monitors.run(id);
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const run = (await api.monitors.runs(id)).data.find((r) => r.id === runId);
+        if (run && run.status !== 'running') return run;
+        assert.ok(Date.now() < end, 'the run ended in time');
+        await sleep(100);
+      }
+    };
+    assert.equal((await runNow()).status, 'succeeded');
+    const none = await call(client, 'list_monitor_changes', { monitor_id: id });
+    assert.deepEqual(facts(none).changes, []);
+    colour = 'rgb(255, 0, 0)';
+    const changedRun = await runNow();
+    assert.equal(changedRun.changed, true);
+    assert.equal((await runNow()).changed, false, 'the same page again');
+
+    const result = await call(client, 'list_monitor_changes', { monitor_id: id });
+    assert.notEqual(result.isError, true, texts(result).join('\n'));
+    assert.match(
+      texts(result)[0] ?? '',
+      /^1 change of monitor mon_\w+ in its 3 most recent runs\.$/,
+    );
+    const listed = facts(result) as {
+      monitor: Json;
+      changes: Array<{ run_id: string; diff_url: string; image_url: string }>;
+    };
+    assert.equal(listed.monitor.name, 'watched');
+    assert.equal(listed.changes.length, 1);
+    assert.equal(listed.changes[0]?.run_id, changedRun.id);
+    for (const url of [listed.changes[0]?.diff_url, listed.changes[0]?.image_url]) {
+      const res = await fetch(String(url));
+      assert.equal(res.status, 200, String(url));
+      assert.equal(res.headers.get('content-type'), 'image/png');
+    }
+    const bad = await call(client, 'list_monitor_changes', { monitor_id: id, limit: 0 });
+    assert.equal(texts(bad)[0], 'limit must be an integer from 1 to 50 [400 invalid_request]');
+  });
+
+  it('speaks raw JSON-RPC lines on stdio: initialize, then a capture', async () => {
+    const { env } = await account();
+    const child = spawn(process.execPath, NODE_ARGS, {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const transcript: string[] = [];
+    const send = (message: Json) => {
+      const line = JSON.stringify(message);
+      transcript.push(`--> ${line}`);
+      child.stdin.write(`${line}\n`);
+    };
+    const receive = async (): Promise<Json> => {
+      const next = await lines.next();
+      assert.ok(!next.done, 'the server answered');
+      transcript.push(`<-- ${next.value}`);
+      return JSON.parse(next.value) as Json;
+    };
+    try {
+      send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'raw-line-test', version: '0' },
+        },
+      });
+      const init = (await receive()) as { id: number; result: Json };
+      assert.equal(init.id, 1);
+      assert.equal(init.result.protocolVersion, '2025-06-18');
+      assert.deepEqual(init.result.capabilities, { tools: {} });
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: {
+          name: 'capture_screenshot',
+          arguments: { url: `${site.origin}/`, width: 320, height: 200 },
+        },
+      });
+      const answer = (await receive()) as { id: number; result: CallToolResult };
+      assert.equal(answer.id, 2);
+      assert.equal(answer.result.isError, undefined);
+      const png = image(answer.result);
+      assert.deepEqual([png.width, png.height], [320, 200]);
+      assertNear(pngPixel(png, 300, 190), BACKGROUND, 'the background');
+      // Kept for the record (test-artifacts/ is not committed), the image's base64 cut short.
+      await mkdir(path.join(ROOT, 'test-artifacts'), { recursive: true });
+      await writeFile(
+        path.join(ROOT, 'test-artifacts', 'mcp-tools-call.txt'),
+        `${transcript.map((line) => line.replace(/("data":"[A-Za-z0-9+/]{60})[A-Za-z0-9+/=]+"/, '$1..."')).join('\n')}\n`,
+      );
+    } finally {
+      child.kill();
+    }
+  });
+
+  it('stops at once with a clear message when its configuration is missing or wrong', async () => {
+    const run = (env: Record<string, string>) =>
+      runProcess(process.execPath, NODE_ARGS, { env: { PATH: process.env.PATH ?? '', ...env } });
+    const none = await run({});
+    assert.equal(none.code, 2);
+    assert.equal(none.stdout, '', 'nothing on the protocol stream');
+    assert.match(none.stderr, /SHOTSMITH_API_KEY is not set/);
+    assert.match(none.stderr, /SHOTSMITH_URL is not set/);
+    const secret = `sk_live_${'s3cret'.repeat(4)}`;
+    const wrong = await run({ SHOTSMITH_API_KEY: secret, SHOTSMITH_URL: 'ftp://shots.example' });
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /SHOTSMITH_API_KEY is not an API key/);
+    assert.match(
+      wrong.stderr,
+      /SHOTSMITH_URL must be an http\(s\) URL, not "ftp:\/\/shots\.example"/,
+    );
+    assert.ok(!wrong.stderr.includes('s3cret'), 'the key is never printed');
+  });
+});
