@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { User } from '../../../domain/store.ts';
 import { requireAccount, requireApiKey, sessionHook } from '../../auth.ts';
-import type { errors } from '../../schemas.ts';
 import type { RouteDeps } from '../../types.ts';
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
@@ -26,7 +25,7 @@ export interface MonitorSurface {
   /** Authentication first, then the per-minute rate the operation draws on. */
   onRequest(draw: Draw): Hook[];
   /** Statuses this surface adds for a state change: a session's cross-site refusal (403). */
-  refusals(stateChanging: boolean): Array<keyof typeof errors>;
+  refusals(stateChanging: boolean): Array<403>;
   /** The account the request acts for, set by the surface's authentication. */
   user(request: FastifyRequest): User;
 }

@@ -89,12 +89,12 @@ export function MonitorCard({
         <span className={`badge badge-status-${m.status}`}>{STATUS_LABELS[m.status]}</span>
       </div>
       <p className="monitor-target muted small break">
-        {m.url ? (
+        {m.url && /^https?:\/\//i.test(m.url) ? (
           <a href={m.url} target="_blank" rel="noreferrer">
             {m.url}
           </a>
         ) : (
-          'An HTML document'
+          (m.url ?? 'An HTML document')
         )}
       </p>
       {m.status === 'paused_quota' ? (
