@@ -126,6 +126,7 @@ describe('CORS and the session cookie for a dashboard on another origin', () => 
     for (const [method, headers] of [
       ['POST', 'content-type'],
       ['DELETE', ''],
+      ['PATCH', 'content-type'],
       ['POST', 'content-type,x-api-key'],
     ] as const) {
       const res = await preflight(dashboard, method, headers);

@@ -23,7 +23,8 @@ export async function registerCors(app: App, dashboardOrigins: readonly string[]
   await app.register(cors, {
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
     credentials: true,
-    methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+    // PATCH: the dashboard changes monitors (PATCH /v1/account/monitors/{id}).
+    methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
     allowedHeaders: ['Content-Type', 'X-API-Key', 'X-Request-Id'],
     exposedHeaders: CORS_EXPOSED_HEADERS,
     maxAge: 600,

@@ -85,8 +85,20 @@ export class RateLimits {
   }
 
   /**
+   * The account's capture rate for a capture the dashboard starts (a monitor's run now),
+   * after the session hook: the same counter as its keys' captures.
+   */
+  sessionCaptureHook() {
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const user = requireAccount(request);
+      const counter = this.captureCounter(user.plan);
+      if (counter) await enforce(counter, String(user.id), user.plan, reply);
+    };
+  }
+
+  /**
    * The same account-wide limit for a dashboard action that makes the service work for the
-   * account (resending a webhook), after the session hook.
+   * account (resending a webhook, changing a monitor), after the session hook.
    */
   sessionOtherHook() {
     return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {

@@ -3820,6 +3820,904 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/monitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Dashboard (session): The account's monitors, most recent first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description The monitor id (`mon_...`). */
+                                id: string;
+                                name: string | null;
+                                url?: string;
+                                html?: string;
+                                options: {
+                                    [key: string]: unknown;
+                                };
+                                every: string;
+                                threshold: number;
+                                ignore_selectors: string[];
+                                webhook_url?: string;
+                                status: "active" | "paused" | "paused_quota";
+                                /** Format: date-time */
+                                next_run_at: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                last_run_at: string | null;
+                                last_change_at: string | null;
+                            }[];
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Malformed request; the message names the problem. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Dashboard (session): Create a monitor: scheduled captures with change detection (Pro)
+         * @description Exactly one of `url` and `html`; `options` are capture options as POST /v1/screenshots takes them (without `async`, `response_type` and `webhook_url`), refused by the same rules, naming `options.<field>`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        /** @description Absolute http(s) URL of the page, at most 2,048 characters. Exactly one of url, html or markdown. */
+                        url?: string;
+                        /** @description An HTML document to capture instead of a url (at most 1 MiB). Exactly one of url, html or markdown. Everything it loads goes through the same address rules as a url capture; its relative links resolve against base_url (without it they load nothing). Request bodies with html or markdown may be up to 1.5 MiB. */
+                        html?: string;
+                        options?: {
+                            /**
+                             * @description Default png; webp and pdf are Pro-only (plan data). pdf: a PDF of the page, with the pdf_* options.
+                             * @enum {string}
+                             */
+                            format?: "png" | "jpeg" | "webp" | "pdf";
+                            /** @description Viewport width in CSS pixels (default 1920), capped at the plan maximum. */
+                            width?: number;
+                            /** @description Viewport height in CSS pixels (default 1080), capped at the plan maximum. */
+                            height?: number;
+                            /** @description Capture the full scrollable page (cut at MAX_PAGE_HEIGHT, by default 65,535 device pixels; webp at 16,383, jpeg at 65,500). */
+                            full_page?: boolean;
+                            /** @description JPEG/WebP quality (default 80). */
+                            quality?: number;
+                            /** @description Bypass the cache and render anew (Pro). */
+                            fresh?: boolean;
+                            /** @description Device pixel ratio, 1 to 3 (Pro above 1). */
+                            device_scale_factor?: number;
+                            /** @enum {string} */
+                            wait_until?: "load" | "domcontentloaded" | "networkidle0" | "networkidle2";
+                            /** @description Extra wait before capture, ms. */
+                            delay?: number;
+                            wait_for_selector?: string;
+                            /** @description Capture only this element. */
+                            selector?: string;
+                            dark_mode?: boolean;
+                            reduced_motion?: boolean;
+                            hide_selectors?: string[];
+                            /** @description Transparent background (png/webp). */
+                            omit_background?: boolean;
+                            /** @description The User-Agent the page's requests send and navigator.userAgent reports. Default: the service's Chromium. */
+                            user_agent?: string;
+                            /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: Chromium's own (en-US). */
+                            locale?: string;
+                            /** @description An IANA time zone name for the page's clock. Default UTC, whatever the server's. */
+                            timezone?: string;
+                            /**
+                             * @description The CSS media type the page is rendered for. Default screen.
+                             * @enum {string}
+                             */
+                            media_type?: "screen" | "print";
+                            /** @description CSS added to the page once it has loaded, before the capture (the page's own Content-Security-Policy does not block it). */
+                            styles?: string;
+                            /** @description JavaScript run in the page once it has loaded (after `styles`), before the capture; a promise it ends with is awaited within the render deadline. An error it throws is 400. */
+                            scripts?: string;
+                            /** @description An element clicked once the page has loaded (after `scripts`). */
+                            click?: string;
+                            /** @description An element scrolled to the top of the viewport before a viewport capture. */
+                            scroll_into_view?: string;
+                            /** @description A target that answers 4xx or 5xx ends in 502 target_error (no quota spent) instead of being captured. */
+                            fail_on_http_error?: boolean;
+                            /** @description Warnings that reject the capture (422 capture_rejected, no quota spent) instead of answering 201 with them: any of blank_image, not_at_rest, requests_pending, fonts_not_loaded, truncated, banner_remaining. Default none. */
+                            fail_on?: ("blank_image" | "not_at_rest" | "requests_pending" | "fonts_not_loaded" | "truncated" | "banner_remaining")[];
+                            /** @description Seconds a result may be served from the cache: 0 (never) to 86400; default 900. `fresh` still forces a render. */
+                            cache_ttl?: number;
+                            /** @description A region of the page, in CSS px of the page (not of the viewport), captured alone. Not with full_page or selector. Cut to the image bounds (truncated) when larger. */
+                            clip?: {
+                                /** @description CSS px from the left of the page. */
+                                x: number;
+                                /** @description CSS px from the top of the page. */
+                                y: number;
+                                /** @description CSS px. */
+                                width: number;
+                                /** @description CSS px. */
+                                height: number;
+                            };
+                            /** @description URL patterns whose requests the page does not make. `*` stands for any characters; a pattern matches the whole URL, query included: `*.png*`, `*://ads.example.com/*`, `*\/analytics.js*`. The page itself (the `url`) is always loaded. */
+                            block_requests?: string[];
+                            /** @description Kinds of request the page does not make. `other` is every kind not named here (beacons, manifests, prefetches, event streams, text tracks), never the page itself. */
+                            block_resources?: ("image" | "media" | "font" | "stylesheet" | "script" | "xhr" | "fetch" | "websocket" | "other")[];
+                            /** @description Extra request headers, `{"Name": "value"}`, sent with the requests to the target's own origin only (the page itself and its same-origin resources; never to other origins). Host, Cookie, Content-Length, Proxy-* and hop-by-hop headers are refused. */
+                            headers?: {
+                                [key: string]: string;
+                            };
+                            /** @description Cookies the browser holds for the target before it loads, scoped to the target's host (or to `domain`, a parent of it). `same_site: "None"` needs `secure: true`, and `secure` an https target. */
+                            cookies?: {
+                                name: string;
+                                value: string;
+                                /** @description A parent domain of the target's host (the cookie then reaches its subdomains too). Default: the target's host only. */
+                                domain?: string;
+                                path?: string;
+                                secure?: boolean;
+                                http_only?: boolean;
+                                /** @enum {string} */
+                                same_site?: "Strict" | "Lax" | "None" | "strict" | "lax" | "none";
+                            }[];
+                            /** @description HTTP Basic credentials, sent with the requests to the target's own origin only (never to other origins, nor after a redirect to one). Not with an Authorization header in `headers`. */
+                            http_auth?: {
+                                username: string;
+                                password: string;
+                            };
+                            /** @description Ads blocked: requests matched by EasyList (shipped with the service; nothing is downloaded) are not made, and the ad boxes its element rules name are hidden. */
+                            block_ads?: boolean;
+                            /** @description Trackers blocked: requests matched by EasyPrivacy (shipped with the service; nothing is downloaded) are not made. */
+                            block_trackers?: boolean;
+                            /** @description Cookie consent banners dismissed before the capture, consent refused where the banner offers a choice (DuckDuckGo's autoconsent rules, shipped with the service), else hidden. */
+                            block_cookie_banners?: boolean;
+                            /** @description A device preset (GET /v1/devices lists them): its viewport, scale, mobile and touch emulation and user agent. Fields given explicitly win. */
+                            device?: string;
+                            /** @description Mobile emulation: the page's meta viewport applies, scrollbars overlay the page. Default: the device preset's, else false. */
+                            mobile?: boolean;
+                            /** @description Touch support: touch events, navigator.maxTouchPoints 5, (pointer: coarse). Default: the device preset's, else false. */
+                            has_touch?: boolean;
+                            /** @description Width and height swapped (the device preset's, or the request's), then capped at the plan's maximum like width and height. */
+                            landscape?: boolean;
+                            /** @description The 201 also carries `metadata`: the page title, description, final URL, HTTP status, Open Graph title, description and image, and icon URL (absent values are null). */
+                            metadata?: boolean;
+                            /**
+                             * @description format pdf: the paper size. Default a4.
+                             * @enum {string}
+                             */
+                            pdf_paper?: "a4" | "letter" | "legal" | "a3" | "tabloid";
+                            /** @description format pdf: the paper turned on its side. Default false. */
+                            pdf_landscape?: boolean;
+                            /** @description format pdf: background colours and images printed. Default true. */
+                            pdf_print_background?: boolean;
+                            /** @description format pdf: one page as tall as the content (the paper's width), cut at the height bound. Default false. */
+                            pdf_single_page?: boolean;
+                            /** @description The delivered image's width in px (16 to the plan's max_width). The page still renders at width x height (or full page); the image is scaled to this. With only image_width, the other side follows the image's aspect ratio; with both, image_fit says how. Not with pdf. */
+                            image_width?: number;
+                            /** @description The delivered image's height in px (16 to the plan's max_height). The page still renders at width x height (or full page); the image is scaled to this. With only image_height, the other side follows the image's aspect ratio; with both, image_fit says how. Not with pdf. */
+                            image_height?: number;
+                            /**
+                             * @description With both image_width and image_height: cover (default) scales the image to cover both and crops it from the top centre; contain scales it to fit inside both (no padding: one side may come out smaller); fill stretches it to both.
+                             * @enum {string}
+                             */
+                            image_fit?: "cover" | "contain" | "fill";
+                            /** @description With html or markdown: the absolute http(s) URL the document is shown at, which its relative links resolve against. Checked like url; nothing is fetched from it for the document itself. */
+                            base_url?: string;
+                            /** @description Keep the rendered page's content beside the image: "html" (its DOM as HTML), "text" (its visible text), "markdown" (its DOM as Markdown); any of them. Each is hosted with the image's retention, at most 5 MiB (cut there, content_truncated). The answer adds content: {html?, text?, markdown?} URLs. */
+                            content?: ("html" | "text" | "markdown")[];
+                        };
+                        /** @description How often it runs; not below the plan's min_monitor_interval. */
+                        every: "15m" | "1h" | "6h" | "1d" | "7d";
+                        /**
+                         * @description The share of pixels that must change for a run to count as changed.
+                         * @default 0.001
+                         */
+                        threshold?: number;
+                        /** @description Hidden before each capture, like hide_selectors. */
+                        ignore_selectors?: string[];
+                        /** @description Where monitor.changed and monitor.failed are sent (Standard Webhooks). */
+                        webhook_url?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The monitor id (`mon_...`). */
+                            id: string;
+                            name: string | null;
+                            url?: string;
+                            html?: string;
+                            options: {
+                                [key: string]: unknown;
+                            };
+                            every: string;
+                            threshold: number;
+                            ignore_selectors: string[];
+                            webhook_url?: string;
+                            status: "active" | "paused" | "paused_quota";
+                            /** Format: date-time */
+                            next_run_at: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            last_run_at: string | null;
+                            last_change_at: string | null;
+                        };
+                    };
+                };
+                /** @description Malformed request; the message names the problem. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Cross-site request refused. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Body larger than 1536 KiB. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/monitors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Dashboard (session): A monitor */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The monitor id (`mon_...`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The monitor id (`mon_...`). */
+                            id: string;
+                            name: string | null;
+                            url?: string;
+                            html?: string;
+                            options: {
+                                [key: string]: unknown;
+                            };
+                            every: string;
+                            threshold: number;
+                            ignore_selectors: string[];
+                            webhook_url?: string;
+                            status: "active" | "paused" | "paused_quota";
+                            /** Format: date-time */
+                            next_run_at: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            last_run_at: string | null;
+                            last_change_at: string | null;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not found. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Dashboard (session): Delete a monitor and its runs */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The monitor id (`mon_...`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            success: boolean;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Cross-site request refused. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not found. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Dashboard (session): Change a monitor (pause, resume, every, threshold, name, webhook_url)
+         * @description `status: "active"` resumes a paused monitor, one paused for its quota included; it is next due at its next slot. `webhook_url: null` stops its events.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The monitor id (`mon_...`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        status?: "active" | "paused";
+                        /** @description How often it runs; not below the plan's min_monitor_interval. */
+                        every?: "15m" | "1h" | "6h" | "1d" | "7d";
+                        /** @description The share of pixels that must change for a run to count as changed. */
+                        threshold?: number;
+                        webhook_url?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The monitor id (`mon_...`). */
+                            id: string;
+                            name: string | null;
+                            url?: string;
+                            html?: string;
+                            options: {
+                                [key: string]: unknown;
+                            };
+                            every: string;
+                            threshold: number;
+                            ignore_selectors: string[];
+                            webhook_url?: string;
+                            status: "active" | "paused" | "paused_quota";
+                            /** Format: date-time */
+                            next_run_at: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            last_run_at: string | null;
+                            last_change_at: string | null;
+                        };
+                    };
+                };
+                /** @description Malformed request; the message names the problem. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Cross-site request refused. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not found. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/v1/account/monitors/{id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Dashboard (session): Run a monitor now
+         * @description Answers 202 with the run once it is recorded; GET /v1/monitors/{id}/runs shows it end. Its slot in the schedule stays.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The monitor id (`mon_...`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The run id (`run_...`). */
+                            id: string;
+                            /** @enum {string} */
+                            status: "running";
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Cross-site request refused. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not found. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/monitors/{id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Dashboard (session): A monitor's runs, most recent first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                    cursor?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description The monitor id (`mon_...`). */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description The run id (`run_...`). */
+                                id: string;
+                                /** Format: date-time */
+                                at: string;
+                                status: "running" | "succeeded" | "failed";
+                                changed: boolean | null;
+                                changed_fraction: number | null;
+                                image_url: string | null;
+                                diff_url?: string;
+                                error?: string;
+                            }[];
+                            has_more: boolean;
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+                /** @description Malformed request; the message names the problem. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not found. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks/secret": {
         parameters: {
             query?: never;

@@ -17,13 +17,8 @@ import { registerReplaceSigningSecret } from './keys/signing-secret.ts';
 import { registerListDevices } from './meta/devices.ts';
 import { registerHealth } from './meta/health.ts';
 import { registerListPlans } from './meta/plans.ts';
-import { registerCreateMonitor } from './monitors/create.ts';
-import { registerDeleteMonitor } from './monitors/delete.ts';
-import { registerGetMonitor } from './monitors/get.ts';
-import { registerListMonitors } from './monitors/list.ts';
-import { registerListMonitorRuns } from './monitors/list-runs.ts';
-import { registerRunMonitor } from './monitors/run.ts';
-import { registerUpdateMonitor } from './monitors/update.ts';
+import { registerMonitors } from './monitors/register.ts';
+import { byApiKey, bySession } from './monitors/surface.ts';
 import { registerCreateScreenshot } from './screenshots/create.ts';
 import { registerCreateBatch } from './screenshots/create-batch.ts';
 import { registerAccountScreenshots } from './screenshots/dashboard.ts';
@@ -66,18 +61,14 @@ export function registerRoutes(app: App, deps: RouteDeps): void {
   registerListScreenshots(app, deps);
   registerDeleteScreenshot(app, deps);
   registerGetScreenshot(app, deps);
-  registerCreateMonitor(app, deps);
-  registerListMonitors(app, deps);
-  registerGetMonitor(app, deps);
-  registerUpdateMonitor(app, deps);
-  registerDeleteMonitor(app, deps);
-  registerRunMonitor(app, deps);
-  registerListMonitorRuns(app, deps);
+  registerMonitors(app, deps, byApiKey(deps));
   registerGetUsage(app, deps);
   registerDemoScreenshot(app, deps);
   registerServeImage(app, deps);
   registerAccountUsage(app, deps);
   registerAccountScreenshots(app, deps);
+  // The dashboard's monitors page: the same operations, by session.
+  registerMonitors(app, deps, bySession(deps));
   registerWebhookSecret(app, deps);
   registerWebhookDeliveries(app, deps);
 }

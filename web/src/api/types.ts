@@ -7,8 +7,8 @@ import type { components, paths } from './schema.d.ts';
 
 /** The methods `path` answers (openapi-typescript marks the others `?: never`). */
 type Method<P extends keyof paths> = {
-  [M in 'get' | 'post' | 'delete']: paths[P][M] extends { responses: object } ? M : never;
-}['get' | 'post' | 'delete'];
+  [M in 'get' | 'post' | 'patch' | 'delete']: paths[P][M] extends { responses: object } ? M : never;
+}['get' | 'post' | 'patch' | 'delete'];
 
 type Responses<P extends keyof paths, M extends Method<P>> = paths[P][M] extends {
   responses: infer R;
@@ -50,6 +50,23 @@ export type AccountUsage = JsonBody<'/v1/account/usage', 'get', 200>;
 /** GET /v1/account/screenshots: one page of the history. */
 export type ScreenshotPage = JsonBody<'/v1/account/screenshots', 'get', 200>;
 export type ScreenshotItem = ScreenshotPage['data'][number];
+
+/** GET /v1/account/monitors: one page of the account's monitors. */
+export type MonitorPage = JsonBody<'/v1/account/monitors', 'get', 200>;
+export type Monitor = MonitorPage['data'][number];
+/** The body of POST /v1/account/monitors. */
+export type CreateMonitorBody = NonNullable<
+  paths['/v1/account/monitors']['post']['requestBody']
+>['content']['application/json'];
+/** The body of PATCH /v1/account/monitors/{id}. */
+export type UpdateMonitorBody = NonNullable<
+  paths['/v1/account/monitors/{id}']['patch']['requestBody']
+>['content']['application/json'];
+/** GET /v1/account/monitors/{id}/runs: one page of a monitor's runs, newest first. */
+export type RunPage = JsonBody<'/v1/account/monitors/{id}/runs', 'get', 200>;
+export type MonitorRun = RunPage['data'][number];
+/** The 202 of POST /v1/account/monitors/{id}/run. */
+export type RunStarted = JsonBody<'/v1/account/monitors/{id}/run', 'post', 202>;
 
 /** POST /v1/screenshots. */
 export type CaptureResult = JsonBody<'/v1/screenshots', 'post', 201>;

@@ -6,6 +6,7 @@ import { AuthPage } from './auth-page.tsx';
 import { BillingPage } from './billing-page.tsx';
 import { type BillingReturn, BillingReturnNotice, takeBillingReturn } from './billing-return.tsx';
 import { KeysPage } from './keys-page.tsx';
+import { MonitorsPage } from './monitors-page.tsx';
 import { OverviewPage } from './overview-page.tsx';
 import { PlaygroundPage } from './playground-page.tsx';
 import { Link, navigate, usePath } from './router.tsx';
@@ -26,6 +27,7 @@ const PAGES = [
   { path: '/dashboard/keys', label: 'API keys', Page: KeysPage },
   { path: '/dashboard/playground', label: 'Playground', Page: PlaygroundPage },
   { path: '/dashboard/screenshots', label: 'Screenshots', Page: ScreenshotsPage },
+  { path: '/dashboard/monitors', label: 'Monitors', Page: MonitorsPage },
   { path: '/dashboard/webhooks', label: 'Webhooks', Page: WebhooksPage },
   { path: '/dashboard/billing', label: 'Billing', Page: BillingPage },
 ];

@@ -1,25 +1,28 @@
 import { deleteMonitor } from '../../../domain/monitors/manage-monitors.ts';
-import { requireApiKey } from '../../auth.ts';
 import { errorResponses, SuccessBody } from '../../schemas.ts';
 import type { App, RouteDeps } from '../../types.ts';
 import { MonitorParams } from './schemas.ts';
+import type { MonitorSurface } from './surface.ts';
 
 /** DELETE /v1/monitors/{id}: the monitor and its runs; their images follow retention. */
-export function registerDeleteMonitor(app: App, deps: RouteDeps): void {
+export function registerDeleteMonitor(app: App, deps: RouteDeps, surface: MonitorSurface): void {
   app.delete(
-    '/v1/monitors/:id',
+    `${surface.base}/:id`,
     {
       schema: {
-        tags: ['monitors'],
-        summary: 'Delete a monitor and its runs',
-        security: [{ apiKey: [] }],
+        tags: surface.tags,
+        summary: surface.summary('Delete a monitor and its runs'),
+        security: surface.security,
         params: MonitorParams,
-        response: { 200: SuccessBody, ...errorResponses(401, 404, 429, 500) },
+        response: {
+          200: SuccessBody,
+          ...errorResponses(401, ...surface.refusals(true), 404, 429, 500),
+        },
       },
-      onRequest: [deps.apiKeyHook, deps.rateLimits.otherHook()],
+      onRequest: surface.onRequest('other'),
     },
     async (request) => {
-      const { user } = requireApiKey(request);
+      const user = surface.user(request);
       await deleteMonitor(deps.monitors, { user, id: request.params.id });
       return { success: true, message: 'monitor deleted' };
     },

@@ -1,25 +1,25 @@
 import { getMonitor } from '../../../domain/monitors/manage-monitors.ts';
-import { requireApiKey } from '../../auth.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App, RouteDeps } from '../../types.ts';
 import { MonitorItem, MonitorParams, monitorItem } from './schemas.ts';
+import type { MonitorSurface } from './surface.ts';
 
 /** GET /v1/monitors/{id}: another account's monitor is a 404 like an unknown one. */
-export function registerGetMonitor(app: App, deps: RouteDeps): void {
+export function registerGetMonitor(app: App, deps: RouteDeps, surface: MonitorSurface): void {
   app.get(
-    '/v1/monitors/:id',
+    `${surface.base}/:id`,
     {
       schema: {
-        tags: ['monitors'],
-        summary: 'A monitor',
-        security: [{ apiKey: [] }],
+        tags: surface.tags,
+        summary: surface.summary('A monitor'),
+        security: surface.security,
         params: MonitorParams,
         response: { 200: MonitorItem, ...errorResponses(401, 404, 429, 500) },
       },
-      onRequest: [deps.apiKeyHook, deps.rateLimits.otherHook()],
+      onRequest: surface.onRequest('read'),
     },
     async (request) => {
-      const { user } = requireApiKey(request);
+      const user = surface.user(request);
       return monitorItem(await getMonitor(deps.monitors, { user, id: request.params.id }));
     },
   );

@@ -1,7 +1,7 @@
 import type { Device } from '../../shared/devices.ts';
 import { Check, InputField, SelectField, TextAreaField } from '../fields.tsx';
 import { CONTENT_KINDS, RESOURCE_KINDS } from './capture-body.ts';
-import type { OptionsForm } from './use-playground.ts';
+import type { CaptureKind, OptionsForm } from './options-form.ts';
 
 /**
  * The folded sections of the request form, one per group of docs/options.md: the device,
@@ -80,7 +80,17 @@ export function PageContextSection({ form: { text, flag } }: { form: OptionsForm
   );
 }
 
-export function PageActionsSection({ form: { options, set, text, flag } }: { form: OptionsForm }) {
+/**
+ * What the page does before the capture. A monitor's form leaves out what shapes a capture's
+ * answer (metadata, content, cache TTL): a run answers nothing, and it is always fresh.
+ */
+export function PageActionsSection({
+  form: { options, set, text, flag },
+  kind = 'capture',
+}: {
+  form: OptionsForm;
+  kind?: CaptureKind;
+}) {
   return (
     <details className="stack">
       <summary>Page actions</summary>
@@ -130,39 +140,49 @@ export function PageActionsSection({ form: { options, set, text, flag } }: { for
           <>Left, top, width and height in CSS pixels of the page; not with a full-page capture.</>
         }
       />
-      <Check {...flag('metadata')}>
-        Page metadata in the answer (title, description, Open Graph)
-      </Check>
-      <fieldset className="stack">
-        <legend>Keep the page's content beside the image</legend>
-        <div className="checks">
-          {CONTENT_KINDS.map((kind) => (
-            <Check
-              key={kind}
-              checked={options.content.includes(kind)}
-              onCheckedChange={(checked) =>
-                set(
-                  'content',
-                  CONTENT_KINDS.filter((k) => (k === kind ? checked : options.content.includes(k))),
-                )
-              }
-            >
-              {kind === 'html' ? 'HTML (the DOM)' : kind === 'text' ? 'Visible text' : 'Markdown'}
-            </Check>
-          ))}
-        </div>
-      </fieldset>
-      <InputField
-        label="Cache TTL (seconds)"
-        fieldClass="field-narrow"
-        type="number"
-        min={0}
-        max={86400}
-        value={options.cacheTtl}
-        onValueChange={(v) =>
-          set('cacheTtl', Math.min(86400, Math.max(0, Math.trunc(Number(v) || 0))))
-        }
-      />
+      {kind === 'capture' && (
+        <>
+          <Check {...flag('metadata')}>
+            Page metadata in the answer (title, description, Open Graph)
+          </Check>
+          <fieldset className="stack">
+            <legend>Keep the page's content beside the image</legend>
+            <div className="checks">
+              {CONTENT_KINDS.map((part) => (
+                <Check
+                  key={part}
+                  checked={options.content.includes(part)}
+                  onCheckedChange={(checked) =>
+                    set(
+                      'content',
+                      CONTENT_KINDS.filter((k) =>
+                        k === part ? checked : options.content.includes(k),
+                      ),
+                    )
+                  }
+                >
+                  {part === 'html'
+                    ? 'HTML (the DOM)'
+                    : part === 'text'
+                      ? 'Visible text'
+                      : 'Markdown'}
+                </Check>
+              ))}
+            </div>
+          </fieldset>
+          <InputField
+            label="Cache TTL (seconds)"
+            fieldClass="field-narrow"
+            type="number"
+            min={0}
+            max={86400}
+            value={options.cacheTtl}
+            onValueChange={(v) =>
+              set('cacheTtl', Math.min(86400, Math.max(0, Math.trunc(Number(v) || 0))))
+            }
+          />
+        </>
+      )}
     </details>
   );
 }

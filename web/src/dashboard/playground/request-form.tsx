@@ -4,7 +4,7 @@ import type { Plan } from '../../shared/plans.ts';
 import { Check, InputField, NumberField, SelectField, TextAreaField } from '../fields.tsx';
 import { SkeletonText } from '../ui.tsx';
 import { parseSide } from './capture-body.ts';
-import type { OptionsForm } from './use-playground.ts';
+import type { CaptureKind, OptionsForm } from './options-form.ts';
 
 const FORMATS = ['png', 'jpeg', 'webp', 'pdf'];
 const PDF_PAPERS = ['a4', 'letter', 'legal', 'a3', 'tabloid'];
@@ -14,12 +14,11 @@ const paperName = (p: string) =>
   p === 'a4' || p === 'a3' ? p.toUpperCase() : p[0]?.toUpperCase() + p.slice(1);
 
 /**
- * The request form: the key, the options every capture has (URL, format, size, full page),
- * then the rarer ones in the folded sections (`children`). Choices the plan does not allow are
- * shown disabled or left out, as the API would refuse them.
+ * The request form: the key, the options every capture has (CaptureFields), then the rarer
+ * ones in the folded sections (`children`).
  */
 export function RequestForm({
-  form: { options, set, text, flag },
+  form,
   plan,
   pro,
   busy,
@@ -36,17 +35,50 @@ export function RequestForm({
   keyField: ReactNode;
   children: ReactNode;
 }) {
-  const sizeHint = useId();
   return (
     <form className="stack" onSubmit={onSubmit} noValidate>
       {keyField}
+      <CaptureFields form={form} plan={plan} pro={pro} kind="capture" />
+      {children}
+      <button type="submit" className="btn btn-primary" disabled={busy}>
+        {busy ? 'Capturing…' : 'Run capture'}
+      </button>
+    </form>
+  );
+}
+
+/**
+ * The options every capture has: what it shows (URL or document), format, size, full page.
+ * Choices the plan does not allow are shown disabled or left out, as the API would refuse
+ * them; a monitor's form leaves out what a monitor cannot take.
+ */
+export function CaptureFields({
+  form: { options, set, text, flag },
+  plan,
+  pro,
+  kind,
+}: {
+  form: OptionsForm;
+  plan: Plan | undefined;
+  pro: boolean;
+  kind: CaptureKind;
+}) {
+  const sizeHint = useId();
+  const monitor = kind === 'monitor';
+  const formats = monitor ? FORMATS.filter((f) => f !== 'pdf') : FORMATS;
+  return (
+    <>
       <SelectField label="Capture" {...text('source')}>
         <option value="url">A page at a URL</option>
         <option value="html">HTML</option>
-        <option value="markdown">Markdown</option>
-        <option value="batch" disabled={!pro}>
-          A batch of URLs{pro ? '' : ' (Pro)'}
-        </option>
+        {!monitor && (
+          <>
+            <option value="markdown">Markdown</option>
+            <option value="batch" disabled={!pro}>
+              A batch of URLs{pro ? '' : ' (Pro)'}
+            </option>
+          </>
+        )}
       </SelectField>
       {options.source === 'batch' ? (
         <TextAreaField
@@ -88,7 +120,7 @@ export function RequestForm({
       )}
       <div className="field-row">
         <SelectField label="Format" {...text('format')}>
-          {FORMATS.map((f) => (
+          {formats.map((f) => (
             <option key={f} value={f} disabled={plan ? !plan.formats.includes(f) : false}>
               {f.toUpperCase()}
               {plan && !plan.formats.includes(f) ? ' (Pro)' : ''}
@@ -161,7 +193,7 @@ export function RequestForm({
       )}
       <div className="checks">
         <Check {...flag('fullPage')}>Full page</Check>
-        {pro && <Check {...flag('fresh')}>Fresh render (skip the cache)</Check>}
+        {pro && !monitor && <Check {...flag('fresh')}>Fresh render (skip the cache)</Check>}
       </div>
       {pro && (
         <SelectField
@@ -177,10 +209,6 @@ export function RequestForm({
           ))}
         </SelectField>
       )}
-      {children}
-      <button type="submit" className="btn btn-primary" disabled={busy}>
-        {busy ? 'Capturing…' : 'Run capture'}
-      </button>
-    </form>
+    </>
   );
 }

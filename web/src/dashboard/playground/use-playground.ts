@@ -1,37 +1,26 @@
 import { type FormEvent, useEffect, useMemo, useRef, useState } from 'react';
 import type { BatchQueued, BatchResult, CaptureResult } from '../../api/types.ts';
 import { ApiError, apiCall } from '../../shared/api.ts';
-import { captureBody, DEFAULT_OPTIONS, type Options, requestPath } from './capture-body.ts';
+import { captureBody, requestPath } from './capture-body.ts';
+import { useOptionsForm } from './options-form.ts';
 
 /** How often a running batch is read again, and for how long at most. */
 const BATCH_POLL_MS = 1_500;
 const BATCH_POLL_MAX_MS = 10 * 60_000;
-
-/**
- * The playground's state: the key, the options, and the capture they ask for, sent with the
- * key alone (never the session cookie) as any client would send it.
- */
-
-type OptionOf<T> = { [K in keyof Options]: Options[K] extends T ? K : never }[keyof Options];
-
-/** What the form's parts need: the options and the ways to change them. */
-export interface OptionsForm {
-  options: Options;
-  set<K extends keyof Options>(name: K, value: Options[K]): void;
-  /** Value and change handler of a text option, for InputField and TextAreaField. */
-  text(name: OptionOf<string>): { value: string; onValueChange(value: string): void };
-  /** Checked state and change handler of a yes/no option, for Check. */
-  flag(name: OptionOf<boolean>): { checked: boolean; onCheckedChange(checked: boolean): void };
-}
 
 export interface CaptureAnswer {
   body: CaptureResult;
   headers: Headers;
 }
 
+/**
+ * The playground's state: the key, the options, and the capture they ask for, sent with the
+ * key alone (never the session cookie) as any client would send it.
+ */
 export function usePlayground(initialKey: string) {
   const [key, setKey] = useState(initialKey);
-  const [options, setOptions] = useState<Options>(DEFAULT_OPTIONS);
+  const form = useOptionsForm();
+  const { options } = form;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [result, setResult] = useState<CaptureAnswer | null>(null);
@@ -40,14 +29,6 @@ export function usePlayground(initialKey: string) {
   const following = useRef<AbortController | null>(null);
   useEffect(() => () => following.current?.abort(), []);
 
-  const set = <K extends keyof Options>(name: K, value: Options[K]) =>
-    setOptions((o) => ({ ...o, [name]: value }));
-  const form: OptionsForm = {
-    options,
-    set,
-    text: (name) => ({ value: options[name], onValueChange: (value) => set(name, value) }),
-    flag: (name) => ({ checked: options[name], onCheckedChange: (checked) => set(name, checked) }),
-  };
   const body = useMemo(() => captureBody(options), [options]);
   const path = requestPath(options);
   const trimmedKey = key.trim();
