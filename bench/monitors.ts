@@ -182,7 +182,7 @@ export async function runMonitorBench(
     const dueOf = new Map(ids.map((id) => [id, minute + slotOffset(id)]));
 
     // Synchronous captures sent one after another while the runs are claimed and queued.
-    const windowEnd = minute + BOUNDS.monitors.spreadMs + 2 * BOUNDS.monitors.tickMs;
+    const windowEnd = minute + BOUNDS.monitors.spreadMs + 10_000;
     const loaded: number[] = [];
     const syncLoop = (async () => {
       await sleep(Math.max(0, minute + 5_000 - Date.now()));

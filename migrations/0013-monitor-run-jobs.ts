@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Dialect } from './helpers.ts';
 
 export async function up(db: Kysely<unknown>, _dialect: Dialect): Promise<void> {
@@ -11,5 +11,13 @@ export async function up(db: Kysely<unknown>, _dialect: Dialect): Promise<void> 
     .createIndex('capture_jobs_monitor_run_idx')
     .on('capture_jobs')
     .column('monitor_run_id')
+    .execute();
+  // The runs still running, which every scheduler tick reads for the ones whose job ended
+  // without ending them: a partial index keeps that read off the table's history.
+  await db.schema
+    .createIndex('monitor_runs_running_idx')
+    .on('monitor_runs')
+    .column('at')
+    .where(sql<boolean>`status = 'running'`)
     .execute();
 }

@@ -326,7 +326,7 @@ export const BOUNDS = {
     /** A monitor's `name`, in characters. */
     nameMaxLength: 200,
     /** How often each node looks for monitors due (the maintenance tick). */
-    tickMs: 5_000,
+    tickMs: 2_000,
     /** Runs within the first minute of their slot: a monitor's fixed offset is below this. */
     spreadMs: 60_000,
     /** Monitors claimed in one transaction (their rows locked together). */

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { BOUNDS } from '../../src/domain/bounds.ts';
 import { type Cluster, proAccount, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { killTree, type NodeProcess } from '../helpers/node-process.ts';
@@ -83,8 +84,8 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
         assert.ok(Date.now() < end, `runs: ${JSON.stringify(rows)}`);
         await sleep(250);
       }
-      // Two more ticks of every node (BOUNDS.monitors.tickMs, 5 s): nothing runs twice.
-      await sleep(11_000);
+      // A few more ticks of every node (BOUNDS.monitors.tickMs): nothing runs twice.
+      await sleep(4 * BOUNDS.monitors.tickMs + 1_000);
       return runRows(userId);
     };
     const perMonitor = (rows: RunRow[]) => {
