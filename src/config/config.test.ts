@@ -15,7 +15,8 @@ test('defaults need no configuration', () => {
   assert.equal(c.render.timeoutMs, 30_000);
   // Two render slots per core (a capture waits about as much as it works), 64 at most.
   assert.equal(c.render.concurrency, Math.min(64, 2 * availableParallelism()));
-  assert.equal(c.jobs.workers, c.render.concurrency);
+  // Queued work leaves one render slot to synchronous captures.
+  assert.equal(c.jobs.workers, Math.max(1, c.render.concurrency - 1));
 });
 
 test('values are parsed and derived', () => {
