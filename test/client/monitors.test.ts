@@ -1,15 +1,21 @@
 /**
  * The client library's `monitors` calls (packages/client) against a real running service and
  * real Chromium: create, list in cursor pages, get, update (pause, resume, every, threshold),
- * run and the runs that show it end (a recoloured area found changed, with a diff), delete,
- * and the refusals as typed ShotsmithErrors: a Free key, another account's monitor.
+ * run and the runs that show it end (a recoloured area found changed, with a diff, and the
+ * signed monitor.changed event checked with verifyWebhook), delete, and the refusals as typed ShotsmithErrors: a Free key, another account's monitor.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PNG } from 'pngjs';
-import { type MonitorRun, Shotsmith, ShotsmithError } from '../../packages/client/src/index.ts';
+import {
+  type MonitorRun,
+  Shotsmith,
+  ShotsmithError,
+  verifyWebhook,
+} from '../../packages/client/src/index.ts';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
 
 /** The refusal a call ends in (the test fails if it succeeds). */
 async function refusal(call: Promise<unknown>): Promise<ShotsmithError> {
@@ -25,6 +31,7 @@ async function refusal(call: Promise<unknown>): Promise<ShotsmithError> {
 describe('client library: monitors', () => {
   let t: TestApp;
   let site: FixtureSite;
+  let hooks: WebhookReceiver;
   // The colour of the /box page's box, which the test changes between runs.
   let colour = 'rgb(0, 0, 255)';
   before(async () => {
@@ -35,22 +42,26 @@ describe('client library: monitors', () => {
           .end(page(`<div style="width:200px;height:150px;background:${colour}"></div>`));
       },
     });
+    hooks = await startWebhookReceiver();
     t = await startApp({
       db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: site.hostPort },
+      env: { EGRESS_ALLOWLIST: `${site.hostPort},${hooks.hostPort}` },
       plans: { pro: { rate_per_minute: 1000, max_monitors: 5 } },
     });
   });
   after(async () => {
     await t?.close();
     await site?.close();
+    await hooks?.close();
   });
 
   const account = async (plan: 'free' | 'pro') => {
     const user = await signUp(t);
     if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
     const key = await createKey(t, user.cookie);
-    return new Shotsmith({ apiKey: key.key, baseUrl: t.url });
+    return Object.assign(new Shotsmith({ apiKey: key.key, baseUrl: t.url }), {
+      cookie: user.cookie,
+    });
   };
 
   /** Reads the monitor's runs until `runId` has ended. */
@@ -133,7 +144,9 @@ describe('client library: monitors', () => {
       url: `${site.origin}/box`,
       options: { width: 400, height: 300 },
       every: '7d',
+      webhook_url: hooks.url,
     });
+    assert.equal(m.webhook_url, hooks.url);
     const started = await api.monitors.run(m.id);
     assert.match(started.id, /^run_[0-9A-Za-z]{24}$/);
     assert.equal(started.status, 'running');
@@ -172,6 +185,26 @@ describe('client library: monitors', () => {
     );
     const got = await api.monitors.get(m.id);
     assert.ok(got.last_run_at !== null && got.last_change_at !== null, JSON.stringify(got));
+
+    // One event, for the changed run, signed with the account's secret.
+    const [hook] = await hooks.waitFor(1);
+    assert.ok(hook);
+    const secret = (
+      (await (await t.fetch('/v1/webhooks/secret', { cookie: api.cookie })).json()) as {
+        secret: string;
+      }
+    ).secret;
+    const event = await verifyWebhook(secret, new Headers(hook.headers as HeadersInit), hook.body);
+    assert.equal(event.type, 'monitor.changed');
+    if (event.type !== 'monitor.changed') return;
+    assert.deepEqual(event.data, {
+      monitor_id: m.id,
+      run_id: next.id,
+      changed_fraction: changed.changed_fraction,
+      image_url: changed.image_url,
+      previous_image_url: baseline.image_url,
+      diff_url: changed.diff_url,
+    });
   });
 
   it('refuses a Free key and another account’s monitor with typed errors', async () => {
