@@ -2,7 +2,8 @@
  * The documentation site at /docs (src/http/docs-site.ts): every page served, every link and
  * image on it resolving (anchors included), the OpenAPI reference beside it; and the options
  * gallery's examples (docs/examples/examples.json) run against the service again, each
- * still making an image of the format and size it shows, so no example goes stale.
+ * still making an image of the format and size it shows, so no example goes stale; and the
+ * monitors page's before, after and diff images made again, the change still found.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -16,6 +17,7 @@ import {
   runExample,
   startExampleSite,
 } from '../scripts/docs-gallery.ts';
+import { DOCUMENTED_MONITOR, makeMonitorImages } from '../scripts/docs-monitor-images.ts';
 import { CAPTURE_OPTIONS } from '../src/domain/captures/capture-options.ts';
 import { DOC_PAGES } from '../src/http/docs-site.ts';
 import { startApp, type TestApp } from './helpers/app.ts';
@@ -128,6 +130,41 @@ describe('documentation examples still make what they show', () => {
       const ext = expected.format === 'jpeg' ? 'jpg' : expected.format;
       const committed = await readFile(path.join(DOCS, 'images', `options-${example.name}.${ext}`));
       assert.deepEqual(imageSize(committed), made, `${example.name}: the committed image`);
+    }
+  });
+});
+
+describe('the monitors page still shows what a monitor finds', () => {
+  it('makes its before, after and diff images again, of the committed sizes', async () => {
+    const doc = await readFile(path.join(DOCS, 'monitors.md'), 'utf8');
+    // The page documents the monitor the script creates.
+    for (const fragment of [
+      `"url": "${DOCUMENTED_MONITOR.url}"`,
+      `"every": "${DOCUMENTED_MONITOR.every}"`,
+      `"threshold": ${DOCUMENTED_MONITOR.threshold}`,
+      `"ignore_selectors": ["${DOCUMENTED_MONITOR.ignore_selectors[0]}"]`,
+      `"width": ${DOCUMENTED_MONITOR.options.width}, "height": ${DOCUMENTED_MONITOR.options.height}`,
+    ]) {
+      assert.ok(doc.includes(fragment), `monitors.md shows ${fragment}`);
+    }
+    const shown = JSON.parse(await readFile(path.join(DOCS, 'images', 'monitor.json'), 'utf8')) as {
+      width: number;
+      height: number;
+      changed_fraction: number;
+    };
+    const made = await makeMonitorImages();
+    const [first, second] = made.runs;
+    assert.deepEqual([first.changed, second.changed], [false, true]);
+    assert.ok(
+      Math.abs((second.changed_fraction ?? 0) - shown.changed_fraction) < 0.02,
+      `changed ${second.changed_fraction}, the page shows ${shown.changed_fraction}`,
+    );
+    assert.match(doc, new RegExp(`about ${Math.round(shown.changed_fraction * 100)} %`));
+    for (const name of ['before', 'after', 'diff'] as const) {
+      const size = { format: 'png', width: shown.width, height: shown.height };
+      assert.deepEqual(imageSize(made[name]), size, `${name}: made again`);
+      const committed = await readFile(path.join(DOCS, 'images', `monitor-${name}.png`));
+      assert.deepEqual(imageSize(committed), size, `${name}: the committed image`);
     }
   });
 });

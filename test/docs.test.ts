@@ -1,7 +1,8 @@
 /**
  * The docs stay true to the tables they describe, and the repository stands alone: every value
  * of the plan table and of the bounds table appears in docs/plans-and-limits.md as the code
- * holds it, links between the docs resolve, and nothing cites a file outside the repository.
+ * holds it, links between the docs resolve, every image a doc shows is there and is the image
+ * its name says, and nothing cites a file outside the repository.
  */
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -99,6 +100,32 @@ describe('the repository stands alone', () => {
         assert.ok(existsSync(resolved), `${path.relative(ROOT, file)} links to ${target}`);
       }
     }
+  });
+
+  it('every image a doc shows exists and is what its extension says', () => {
+    const magic: Record<string, number[]> = {
+      png: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a],
+      jpg: [0xff, 0xd8, 0xff],
+      webp: [0x52, 0x49, 0x46, 0x46],
+    };
+    let shown = 0;
+    for (const file of docs) {
+      const text = readFileSync(file, 'utf8');
+      for (const [, target] of text.matchAll(/!\[[^\]]*\]\((images\/[^)\s]+)\)/g)) {
+        const where = `${path.relative(ROOT, file)} shows ${target}`;
+        const image = path.resolve(path.dirname(file), target ?? '');
+        assert.ok(existsSync(image), where);
+        const expected = magic[path.extname(image).slice(1)];
+        assert.ok(expected, `${where}: an image extension`);
+        assert.deepEqual([...readFileSync(image).subarray(0, expected.length)], expected, where);
+        shown++;
+      }
+    }
+    const monitors = readFileSync(path.join(ROOT, 'docs', 'monitors.md'), 'utf8');
+    for (const name of ['before', 'after', 'diff']) {
+      assert.ok(monitors.includes(`](images/monitor-${name}.png)`), `monitors.md shows ${name}`);
+    }
+    assert.ok(shown > 3);
   });
 
   it('every doc and section the code cites exists', () => {

@@ -12,6 +12,7 @@ export const DOC_PAGES: ReadonlyArray<{ slug: string; file: string; nav: string 
   { slug: '', file: 'getting-started.md', nav: 'Getting started' },
   { slug: 'options', file: 'options.md', nav: 'Options, with images' },
   { slug: 'api-guide', file: 'api.md', nav: 'API guide' },
+  { slug: 'monitors', file: 'monitors.md', nav: 'Monitors' },
   { slug: 'errors', file: 'errors.md', nav: 'Errors and retries' },
   { slug: 'limits', file: 'plans-and-limits.md', nav: 'Plans and limits' },
   { slug: 'self-hosting', file: 'deployment.md', nav: 'Self-hosting' },

@@ -348,14 +348,16 @@ describe('shotsmith CLI', () => {
     );
     const help = await cli(['help'], {}, path.join(out, 'cli.js'));
     assert.equal(help.code, 0, help.stderr);
+    const monitorHelp = await cli(['help', 'monitor'], {}, path.join(out, 'cli.js'));
+    assert.equal(monitorHelp.code, 0, monitorHelp.stderr);
+    assert.match(monitorHelp.stdout, /shotsmith monitor run <id> \[--wait\]/);
     const entry = (await import(path.join(out, 'index.js'))) as Record<string, unknown>;
     for (const name of ['Shotsmith', 'ShotsmithError', 'renderLink', 'verifyWebhook']) {
       assert.equal(typeof entry[name], 'function', name);
     }
-    assert.match(
-      await readFile(path.join(out, 'index.d.ts'), 'utf8'),
-      /export \{[^}]*\bShotsmith\b/,
-    );
+    const types = await readFile(path.join(out, 'index.d.ts'), 'utf8');
+    assert.match(types, /export \{[^}]*\bShotsmith,/);
+    assert.match(types, /export \{[^}]*\btype MonitorChangedEvent,/);
   });
 });
 

@@ -31,6 +31,7 @@ describe('documentation site (browser)', () => {
     ['/docs', 'Getting started', 'docs-getting-started'],
     ['/docs/options', 'Options, with images', 'docs-options'],
     ['/docs/api-guide', 'API guide', 'docs-api-guide'],
+    ['/docs/monitors', 'Monitors: a page watched for changes', 'docs-monitors'],
     ['/docs/errors', 'Errors', 'docs-errors'],
     ['/docs/self-hosting', 'Deployment', 'docs-self-hosting'],
     ['/docs/security', 'Running in the open', 'docs-security'],

@@ -10,7 +10,14 @@ import { CAPTURE_FIELDS } from './capture-fields.ts';
 import { Shotsmith } from './client.ts';
 import { ShotsmithError } from './errors.ts';
 import { type LinkOptionValue, renderLink } from './links.ts';
-import type { BatchStatus, CaptureOptions, ScreenshotStatus } from './types.ts';
+import type {
+  BatchStatus,
+  CaptureOptions,
+  Monitor,
+  MonitorRequest,
+  MonitorRun,
+  ScreenshotStatus,
+} from './types.ts';
 
 export const EXIT = {
   ok: 0,
@@ -75,11 +82,13 @@ interface Parsed {
   positionals: string[];
   /** CLI flags (output, json, ...), by name without dashes. */
   flags: Map<string, string | true>;
+  /** CLI flags given once per value (--ignore-selector A --ignore-selector B). */
+  lists: Map<string, string[]>;
   /** Capture options, by field name, typed. */
   options: Record<string, unknown>;
 }
 
-const CLI_FLAGS: Record<string, 'value' | 'switch'> = {
+const CLI_FLAGS: Record<string, 'value' | 'switch' | 'list'> = {
   output: 'value',
   o: 'value',
   json: 'switch',
@@ -96,6 +105,12 @@ const CLI_FLAGS: Record<string, 'value' | 'switch'> = {
   'markdown-file': 'value',
   'document-base-url': 'value',
   wait: 'switch',
+  // shotsmith monitor
+  every: 'value',
+  name: 'value',
+  threshold: 'value',
+  'ignore-selector': 'list',
+  changed: 'switch',
   help: 'switch',
   h: 'switch',
 };
@@ -133,7 +148,7 @@ function typed(field: string, type: FieldType, text: string): unknown {
 }
 
 export function parseArgs(argv: readonly string[]): Parsed {
-  const parsed: Parsed = { positionals: [], flags: new Map(), options: {} };
+  const parsed: Parsed = { positionals: [], flags: new Map(), lists: new Map(), options: {} };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (!arg.startsWith('-') || arg === '-') {
@@ -150,6 +165,10 @@ export function parseArgs(argv: readonly string[]): Parsed {
       return value;
     };
     const own = CLI_FLAGS[name];
+    if (own === 'list') {
+      parsed.lists.set(name, [...(parsed.lists.get(name) ?? []), next()]);
+      continue;
+    }
     if (own !== undefined) {
       parsed.flags.set(name, own === 'switch' ? true : next());
       continue;
@@ -186,7 +205,8 @@ Usage:
   shotsmith list [--limit N] [--cursor C] [--json]
   shotsmith delete <id>
   shotsmith link <url> [options] --key-id N [--expires-in SECONDS]
-  shotsmith help
+  shotsmith monitor create|list|get|runs|run|pause|resume|delete ... (Pro; shotsmith help monitor)
+  shotsmith help [monitor]
 
 Environment: SHOTSMITH_API_KEY (or --api-key), SHOTSMITH_URL (or --base-url; default
 http://localhost:8080), SHOTSMITH_SIGNING_SECRET (for link).
@@ -210,6 +230,44 @@ ${Object.entries(FIELDS)
   .filter(([name]) => !OWN_FIELDS.has(name))
   .map(([name, spec]) => `  ${flagName(name).padEnd(26)} ${spec.type.padEnd(8)} ${spec.help}`)
   .join('\n')}
+`;
+
+/** The largest page the listings answer (the API's `limit` maximum). */
+const MAX_PAGE = 100;
+/** `monitor runs --changed` reads at most this many pages looking for changed runs. */
+const CHANGED_SCAN_PAGES = 10;
+
+const MONITOR_HELP = `shotsmith monitor: pages captured on a schedule and compared with their last image (Pro)
+
+Usage:
+  shotsmith monitor create <url> --every 15m|1h|6h|1d|7d [--name NAME] [--threshold F]
+      [--ignore-selector CSS ...] [--webhook-url URL] [capture options, e.g. --width 1280]
+  shotsmith monitor create --html-file FILE [--document-base-url URL] --every ... [...]
+  shotsmith monitor list [--limit N] [--cursor C]
+  shotsmith monitor get <id>
+  shotsmith monitor runs <id> [--changed] [--limit N] [--cursor C]
+  shotsmith monitor run <id> [--wait]
+  shotsmith monitor pause <id>
+  shotsmith monitor resume <id>
+  shotsmith monitor delete <id>
+
+Every command takes --json (the API's answer as JSON) instead of the table.
+
+create: --every is how often it runs (not below the plan's min_monitor_interval);
+--threshold the share of pixels (0.0001 to 1, default 0.001) that must change for a run to
+count as changed; --ignore-selector hides an element (a clock, an ad) before each capture
+(repeat it for more); --webhook-url receives monitor.changed and monitor.failed events. The
+capture options are those of shotsmith capture (shotsmith help lists them), except --format
+pdf. The monitor's id (mon_...) is printed first.
+
+runs: newest first. --changed shows only the runs that found a change, reading at most
+${CHANGED_SCAN_PAGES} pages of ${MAX_PAGE} runs to find --limit of them (default 20).
+run: a run now (one capture, one unit of quota); its slot in the schedule stays. --wait
+waits until it ends and prints whether it found a change (exit 6 if the run failed).
+pause stops its runs; resume starts them again (also after status paused_quota, once the
+month has quota again).
+
+docs/monitors.md explains thresholds, scheduling and the webhook events.
 `;
 
 interface Io {
@@ -513,20 +571,385 @@ async function link(parsed: Parsed, io: Io): Promise<void> {
   );
 }
 
+/** How often a monitor may run: the API's `every` values. */
+const EVERY = ['15m', '1h', '6h', '1d', '7d'] as const;
+// Fails to compile when the API gains a value this list lacks.
+const EVERY_COMPLETE: Exclude<MonitorRequest['every'], (typeof EVERY)[number]> extends never
+  ? true
+  : false = true;
+void EVERY_COMPLETE;
+
+const MONITOR_COMMANDS = ['create', 'list', 'get', 'runs', 'run', 'pause', 'resume', 'delete'];
+/** Flags only `shotsmith monitor ...` reads, refused elsewhere rather than ignored. */
+const MONITOR_FLAGS = ['every', 'name', 'threshold', 'ignore-selector', 'changed'];
+/** Between reads of a run that `monitor run --wait` waits for. */
+const RUN_POLL_MS = 1000;
+/** `monitor run --wait` gives up after this long (a run is one capture, bounded far below). */
+const RUN_WAIT_MS = 5 * 60_000;
+
+/** `monitor <sub> <id>`: the id, checked, and nothing after it. */
+function monitorId(parsed: Parsed): string {
+  const [, sub, id, extra] = parsed.positionals;
+  if (id === undefined) throw new UsageError(`monitor ${sub} needs a monitor id (mon_...)`);
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+  if (!/^mon_[0-9A-Za-z]{1,60}$/.test(id)) {
+    throw new UsageError(
+      `"${id}" is not a monitor id (mon_..., shotsmith monitor list shows them)`,
+    );
+  }
+  return id;
+}
+
+/** A page option of the listings: a whole number from 1 to the API's maximum. */
+function pageLimit(parsed: Parsed): number | undefined {
+  const limit = parsed.flags.get('limit');
+  if (limit === undefined) return undefined;
+  const n = Number(limit);
+  if (typeof limit !== 'string' || !/^[0-9]+$/.test(limit) || n < 1 || n > MAX_PAGE) {
+    throw new UsageError(`--limit takes a whole number from 1 to ${MAX_PAGE}, not "${limit}"`);
+  }
+  return n;
+}
+
+const cursorFlag = (parsed: Parsed) => {
+  const cursor = parsed.flags.get('cursor');
+  return typeof cursor === 'string' ? { cursor } : {};
+};
+
+/** A table: a header row, then each row, columns padded to their widest cell. */
+function table(header: string[], rows: string[][]): string {
+  const cells = [header, ...rows].map((row) => row.map((c) => printable(c)));
+  const widths = header.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
+  return cells
+    .map((row) =>
+      row
+        .map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .map((line) => `${line}\n`)
+    .join('');
+}
+
+const target = (m: Monitor) => m.url ?? `(html, ${m.html?.length ?? 0} characters)`;
+const when = (iso: string | null) => (iso === null ? '-' : iso.replace(/\.\d{3}Z$/, 'Z'));
+const percent = (fraction: number | null) =>
+  fraction === null
+    ? '-'
+    : fraction === 0
+      ? '0%'
+      : `${(fraction * 100).toFixed(fraction < 0.001 ? 3 : 2)}%`;
+
+/** One monitor as `field: value` lines. */
+function monitorLines(m: Monitor): string {
+  const rows: Array<[string, string]> = [
+    ['id', m.id],
+    ['name', m.name ?? '-'],
+    ['target', target(m)],
+    ['status', m.status],
+    ['every', m.every],
+    ['threshold', `${m.threshold} (${percent(m.threshold)} of pixels)`],
+    ['ignore', m.ignore_selectors.length > 0 ? m.ignore_selectors.join(', ') : '-'],
+    ['options', Object.keys(m.options).length > 0 ? JSON.stringify(m.options) : '-'],
+    ['webhook', m.webhook_url ?? '-'],
+    ['next run', when(m.next_run_at)],
+    ['last run', when(m.last_run_at)],
+    ['last change', when(m.last_change_at)],
+    ['created', when(m.created_at)],
+  ];
+  return rows.map(([k, v]) => `${`${k}:`.padEnd(13)}${printable(v)}\n`).join('');
+}
+
+const RUN_HEADER = ['RUN', 'AT', 'STATUS', 'CHANGED', 'PIXELS', 'IMAGE / DIFF / ERROR'];
+function runRow(r: MonitorRun): string[] {
+  const changed = r.changed === null ? '-' : r.changed ? 'yes' : 'no';
+  const detail =
+    r.status === 'failed'
+      ? (r.error ?? 'failed')
+      : [r.image_url ?? '', r.diff_url ?? ''].filter(Boolean).join(' ');
+  return [r.id, when(r.at), r.status, changed, percent(r.changed_fraction), detail];
+}
+
+/** How a finished run ended, in one line. */
+function runOutcome(r: MonitorRun): string {
+  if (r.status === 'failed') return `run ${r.id} failed: ${r.error ?? 'no reason given'}`;
+  const what = r.changed
+    ? `changed (${percent(r.changed_fraction)} of pixels)`
+    : `no change (${percent(r.changed_fraction)} of pixels differ)`;
+  const lines = [`run ${r.id} succeeded: ${what}`, `image: ${r.image_url ?? '-'}`];
+  if (r.diff_url) lines.push(`diff:  ${r.diff_url}`);
+  return lines.map((l) => `${printable(l)}\n`).join('');
+}
+
+/** The body of POST /v1/monitors from `monitor create`'s arguments. */
+async function monitorRequest(parsed: Parsed, io: Io): Promise<MonitorRequest> {
+  if (parsed.flags.has('markdown-file')) {
+    throw new UsageError('a monitor watches a URL or an HTML document (--html-file), not Markdown');
+  }
+  const every = parsed.flags.get('every');
+  if (every === undefined) {
+    throw new UsageError(`monitor create needs --every (${EVERY.join(', ')})`);
+  }
+  if (!(EVERY as readonly unknown[]).includes(every)) {
+    throw new UsageError(`--every takes ${EVERY.join(', ')}, not "${String(every)}"`);
+  }
+  if (!parsed.flags.has('html-file') && parsed.positionals[2] === undefined) {
+    throw new UsageError('monitor create needs a URL (or --html-file FILE)');
+  }
+  // captureSource reads the first positional after the command: here that is `create`.
+  const { source } = await captureSource(
+    { ...parsed, positionals: parsed.positionals.slice(1) },
+    io,
+  );
+  const { base_url, ...target } = source;
+  const options = { ...parsed.options, ...(base_url === undefined ? {} : { base_url }) };
+  const body: Record<string, unknown> = { ...target, every };
+  const name = parsed.flags.get('name');
+  if (typeof name === 'string') body.name = name;
+  const threshold = parsed.flags.get('threshold');
+  if (typeof threshold === 'string') {
+    const n = Number(threshold);
+    if (threshold.trim() === '' || !Number.isFinite(n)) {
+      throw new UsageError(`--threshold takes a number from 0.0001 to 1, not "${threshold}"`);
+    }
+    body.threshold = n;
+  }
+  const ignore = parsed.lists.get('ignore-selector');
+  if (ignore !== undefined) body.ignore_selectors = ignore;
+  const hook = parsed.flags.get('webhook-url');
+  if (typeof hook === 'string') body.webhook_url = hook;
+  if (Object.keys(options).length > 0) body.options = options;
+  return body as MonitorRequest;
+}
+
+/** The changed runs among a monitor's newest, reading a bounded number of pages. */
+async function changedRuns(
+  api: Shotsmith,
+  id: string,
+  want: number,
+  start: { cursor?: string },
+): Promise<{ runs: MonitorRun[]; next_cursor: string | null }> {
+  const runs: MonitorRun[] = [];
+  let cursor = start.cursor;
+  for (let pages = 0; pages < CHANGED_SCAN_PAGES; pages++) {
+    const page = await api.monitors.runs(id, {
+      limit: MAX_PAGE,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
+    for (const run of page.data) if (run.changed === true && runs.length < want) runs.push(run);
+    if (!page.next_cursor) return { runs, next_cursor: null };
+    cursor = page.next_cursor;
+    if (runs.length >= want) break;
+  }
+  return { runs, next_cursor: cursor ?? null };
+}
+
+/** Reads the monitor's runs until `runId` has ended. */
+async function waitForRun(
+  api: Shotsmith,
+  id: string,
+  runId: string,
+  onRead: () => void,
+): Promise<MonitorRun> {
+  const end = Date.now() + RUN_WAIT_MS;
+  for (;;) {
+    // The run is among the newest: only a run started since could come before it.
+    const page = await api.monitors.runs(id, { limit: MAX_PAGE });
+    const run = page.data.find((r) => r.id === runId);
+    if (run === undefined) {
+      throw new ShotsmithError({
+        status: 0,
+        code: 'not_found',
+        message: `run ${runId} is not among monitor ${id}'s newest runs`,
+      });
+    }
+    onRead();
+    if (run.status !== 'running') return run;
+    if (Date.now() > end) {
+      throw new ShotsmithError({
+        status: 0,
+        code: 'timeout',
+        message: `run ${runId} is still running after ${RUN_WAIT_MS / 60_000} minutes`,
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, RUN_POLL_MS));
+  }
+}
+
+async function monitor(parsed: Parsed, io: Io): Promise<void> {
+  const sub = parsed.positionals[1];
+  if (sub === undefined) {
+    throw new UsageError(
+      `monitor needs a command: ${MONITOR_COMMANDS.join(', ')} (shotsmith help monitor)`,
+    );
+  }
+  if (!MONITOR_COMMANDS.includes(sub)) {
+    throw new UsageError(
+      `unknown monitor command "${sub}": one of ${MONITOR_COMMANDS.join(', ')} (shotsmith help monitor)`,
+    );
+  }
+  if (sub !== 'create') {
+    const stray = [
+      ...Object.keys(parsed.options).map(flagName),
+      ...['every', 'name', 'threshold', 'ignore-selector', 'webhook-url', 'html-file']
+        .filter((f) => parsed.flags.has(f) || parsed.lists.has(f))
+        .map((f) => `--${f}`),
+    ];
+    if (stray.length > 0) {
+      throw new UsageError(`${stray[0]} goes with monitor create, not monitor ${sub}`);
+    }
+  }
+  if (parsed.flags.has('changed') && sub !== 'runs') {
+    throw new UsageError(`--changed goes with monitor runs, not monitor ${sub}`);
+  }
+  if (parsed.flags.has('wait') && sub !== 'run') {
+    throw new UsageError(`--wait goes with monitor run, not monitor ${sub}`);
+  }
+  const json = parsed.flags.has('json');
+  switch (sub) {
+    case 'create': {
+      const body = await monitorRequest(parsed, io);
+      const made = await client(parsed, io).monitors.create(body);
+      io.stdout(json ? printJson(made) : monitorLines(made));
+      return;
+    }
+    case 'list': {
+      if (parsed.positionals.length > 2) {
+        throw new UsageError(`unexpected argument "${parsed.positionals[2]}"`);
+      }
+      const limit = pageLimit(parsed);
+      const page = await client(parsed, io).monitors.list({
+        ...(limit === undefined ? {} : { limit }),
+        ...cursorFlag(parsed),
+      });
+      if (json) {
+        io.stdout(printJson(page));
+        return;
+      }
+      io.stdout(
+        table(
+          ['ID', 'STATUS', 'EVERY', 'LAST RUN', 'LAST CHANGE', 'NAME', 'TARGET'],
+          page.data.map((m) => [
+            m.id,
+            m.status,
+            m.every,
+            when(m.last_run_at),
+            when(m.last_change_at),
+            m.name ?? '-',
+            target(m),
+          ]),
+        ),
+      );
+      if (page.next_cursor) {
+        io.stderr(`more: shotsmith monitor list --cursor ${printable(page.next_cursor)}\n`);
+      }
+      return;
+    }
+    case 'get': {
+      const id = monitorId(parsed);
+      const m = await client(parsed, io).monitors.get(id);
+      io.stdout(json ? printJson(m) : monitorLines(m));
+      return;
+    }
+    case 'runs': {
+      const id = monitorId(parsed);
+      const limit = pageLimit(parsed);
+      const api = client(parsed, io);
+      const page = parsed.flags.has('changed')
+        ? await changedRuns(api, id, limit ?? 20, cursorFlag(parsed)).then((p) => ({
+            data: p.runs,
+            next_cursor: p.next_cursor,
+          }))
+        : await api.monitors.runs(id, {
+            ...(limit === undefined ? {} : { limit }),
+            ...cursorFlag(parsed),
+          });
+      if (json) {
+        io.stdout(printJson(page));
+        return;
+      }
+      io.stdout(table(RUN_HEADER, page.data.map(runRow)));
+      if (page.next_cursor) {
+        const changed = parsed.flags.has('changed') ? ' --changed' : '';
+        io.stderr(
+          `more: shotsmith monitor runs ${id}${changed} --cursor ${printable(page.next_cursor)}\n`,
+        );
+      }
+      return;
+    }
+    case 'run': {
+      const id = monitorId(parsed);
+      const api = client(parsed, io);
+      const started = await api.monitors.run(id);
+      if (!parsed.flags.has('wait')) {
+        io.stdout(json ? printJson(started) : `${printable(started.id)} running\n`);
+        return;
+      }
+      const line = progress(io, parsed.flags.has('quiet'));
+      line.show(`running ${printable(started.id)}`);
+      const ended = await waitForRun(api, id, started.id, () =>
+        line.show(`running ${printable(started.id)}`),
+      );
+      line.done();
+      io.stdout(json ? printJson(ended) : runOutcome(ended));
+      if (ended.status === 'failed') {
+        throw new ShotsmithError({
+          status: 0,
+          code: 'target_error',
+          message: `run ${ended.id} failed: ${ended.error ?? 'no reason given'}`,
+        });
+      }
+      return;
+    }
+    case 'pause':
+    case 'resume': {
+      const id = monitorId(parsed);
+      const m = await client(parsed, io).monitors.update(id, {
+        status: sub === 'pause' ? 'paused' : 'active',
+      });
+      io.stdout(
+        json
+          ? printJson(m)
+          : `${printable(
+              sub === 'pause'
+                ? `paused ${m.id}`
+                : `resumed ${m.id}: next run at ${when(m.next_run_at)}`,
+            )}\n`,
+      );
+      return;
+    }
+    case 'delete': {
+      const id = monitorId(parsed);
+      await client(parsed, io).monitors.delete(id);
+      io.stdout(json ? '{"deleted":true}\n' : `deleted ${id}\n`);
+      return;
+    }
+  }
+}
+
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   try {
     const parsed = parseArgs(argv);
     const command = parsed.positionals[0];
+    const wantsHelp = parsed.flags.has('help') || parsed.flags.has('h');
     if (
-      command === undefined ||
-      command === 'help' ||
-      parsed.flags.has('help') ||
-      parsed.flags.has('h')
+      (command === 'help' && parsed.positionals[1] === 'monitor') ||
+      (command === 'monitor' && wantsHelp)
     ) {
+      io.stdout(MONITOR_HELP);
+      return EXIT.ok;
+    }
+    if (command === undefined || command === 'help' || wantsHelp) {
       io.stdout(HELP);
       return command === undefined && !parsed.flags.has('help') && !parsed.flags.has('h')
         ? EXIT.usage
         : EXIT.ok;
+    }
+    if (command !== 'monitor') {
+      const stray = MONITOR_FLAGS.find((f) => parsed.flags.has(f) || parsed.lists.has(f));
+      if (stray !== undefined) {
+        throw new UsageError(`--${stray} goes with shotsmith monitor, not ${command}`);
+      }
     }
     const json = parsed.flags.has('json');
     switch (command) {
@@ -581,6 +1004,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       }
       case 'link':
         await link(parsed, io);
+        break;
+      case 'monitor':
+        await monitor(parsed, io);
         break;
       default:
         throw new UsageError(`unknown command "${command}" (shotsmith help lists them)`);

@@ -11,4 +11,12 @@ export {
   signQuery,
 } from './links.ts';
 export type * from './types.ts';
-export { verifyWebhook, type WebhookEvent, WebhookVerificationError } from './webhooks.ts';
+export {
+  type BatchCompletedEvent,
+  type MonitorChangedEvent,
+  type MonitorFailedEvent,
+  type ScreenshotEvent,
+  verifyWebhook,
+  type WebhookEvent,
+  WebhookVerificationError,
+} from './webhooks.ts';

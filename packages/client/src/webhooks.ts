@@ -4,7 +4,8 @@
  * SHA256 keyed with the decoded bytes of the account's `whsec_...` secret. Pass the body
  * exactly as received (before any JSON parsing). WebCrypto only.
  */
-export interface WebhookEvent {
+/** `screenshot.succeeded` / `screenshot.failed`: an async capture ended. */
+export interface ScreenshotEvent {
   type: 'screenshot.succeeded' | 'screenshot.failed';
   /** ISO 8601. */
   timestamp: string;
@@ -15,6 +16,44 @@ export interface WebhookEvent {
     [field: string]: unknown;
   };
 }
+
+/** `batch.completed`: every job of a batch ended. */
+export interface BatchCompletedEvent {
+  type: 'batch.completed';
+  timestamp: string;
+  /** What GET /v1/screenshots/batch/{id} answered then. */
+  data: { batch_id: string; [field: string]: unknown };
+}
+
+/** `monitor.changed`: a monitor's run found its page changed past the threshold. */
+export interface MonitorChangedEvent {
+  type: 'monitor.changed';
+  timestamp: string;
+  data: {
+    monitor_id: string;
+    run_id: string;
+    changed_fraction: number;
+    image_url: string;
+    /** The baseline's image: what this run was compared with. */
+    previous_image_url: string | null;
+    /** Null when the image changed size (nothing to mark pixel by pixel). */
+    diff_url: string | null;
+  };
+}
+
+/** `monitor.failed`: a monitor's runs failed several times in a row. */
+export interface MonitorFailedEvent {
+  type: 'monitor.failed';
+  timestamp: string;
+  data: { monitor_id: string; run_id: string; failures: number; error: string };
+}
+
+/** A verified event; `type` tells which. */
+export type WebhookEvent =
+  | ScreenshotEvent
+  | BatchCompletedEvent
+  | MonitorChangedEvent
+  | MonitorFailedEvent;
 
 export class WebhookVerificationError extends Error {
   constructor(message: string) {
