@@ -13,6 +13,7 @@ export const DOC_PAGES: ReadonlyArray<{ slug: string; file: string; nav: string 
   { slug: 'options', file: 'options.md', nav: 'Options, with images' },
   { slug: 'api-guide', file: 'api.md', nav: 'API guide' },
   { slug: 'errors', file: 'errors.md', nav: 'Errors and retries' },
+  { slug: 'python', file: 'python.md', nav: 'Python client' },
   { slug: 'limits', file: 'plans-and-limits.md', nav: 'Plans and limits' },
   { slug: 'self-hosting', file: 'deployment.md', nav: 'Self-hosting' },
   { slug: 'security', file: 'security.md', nav: 'Security model' },
