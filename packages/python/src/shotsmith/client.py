@@ -73,6 +73,7 @@ class _RefuseRedirects(urllib.request.HTTPRedirectHandler):
         headers: Message,
         newurl: str,
     ) -> urllib.request.Request | None:
+        fp.close()  # the 3xx's own answer, which urllib closes only when it follows
         raise _Redirected(code, newurl)
 
 
