@@ -35,6 +35,10 @@ export function runProcess(
             stderr += `\n[killed after ${options.timeoutMs} ms]\n`;
             child.kill('SIGKILL');
           }, options.timeoutMs);
+    // A command that cannot start (not installed) ends the run instead of hanging it.
+    child.on('error', (err) => {
+      stderr += `\n[${command} did not start: ${err.message}]\n`;
+    });
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });

@@ -250,6 +250,18 @@ class Transport(unittest.TestCase):
         self.assertEqual((caught.exception.status, caught.exception.code), (0, "network_error"))
         self.assertIn(f"could not reach http://127.0.0.1:{port}", caught.exception.message)
 
+    def test_a_silent_service_is_a_network_error_after_the_timeout(self) -> None:
+        def silent(req: object, body: bytes) -> tuple[int, dict[str, str], bytes]:
+            time.sleep(10)
+            return support.json_answer(200, {})
+
+        server = self.serve(silent)
+        started = time.monotonic()
+        with self.assertRaises(NetworkError) as caught:
+            Shotsmith("sk_live_x", server.origin, timeout=0.5).usage()
+        self.assertLess(time.monotonic() - started, 8, "gave up before the answer")
+        self.assertIn("timed out", caught.exception.message)
+
     def test_the_key_stays_out_of_reprs(self) -> None:
         api = Shotsmith("sk_live_very_secret", "http://127.0.0.1:1/")
         self.assertEqual(api.base_url, "http://127.0.0.1:1")

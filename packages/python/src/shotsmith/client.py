@@ -122,8 +122,8 @@ class Shotsmith:
     `api_key` is an `sk_live_...` key, `base_url` the service's origin
     (`https://shots.example.com`). `max_retries` retries of a 429 or 503, each after its
     `Retry-After` (default 3); `max_retry_delay` the longest `Retry-After` waited for, in
-    seconds (default 60; a longer one is raised at once); `timeout` seconds per attempt
-    (default 120).
+    seconds (default 60; a longer one is raised at once); `timeout` seconds an attempt waits
+    for the connection and for each read of the answer (default 120; urllib's socket timeout).
     """
 
     base_url: str
