@@ -8,8 +8,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import socket
 import time
+import typing
 import unittest
 from urllib.parse import parse_qsl, urlsplit
 
@@ -142,6 +144,29 @@ class Webhooks(unittest.TestCase):
             shotsmith.verify_webhook(self.BODY, headers, self.SECRET[len("whsec_") :])
         with self.assertRaisesRegex(WebhookVerificationError, "bad webhook-timestamp"):
             shotsmith.verify_webhook(self.BODY, {**headers, "webhook-timestamp": "1e9"}, self.SECRET)
+
+
+class CaptureOptionsMatchTheApi(unittest.TestCase):
+    """CaptureOptions is written out for type checkers; openapi.json (the routes' schemas) is
+    the truth, so a field added, dropped or given another enum there fails here."""
+
+    def test_fields_and_enums(self) -> None:
+        document = json.loads((support.PACKAGE_ROOT.parent.parent / "openapi.json").read_text("utf-8"))
+        schema = document["paths"]["/v1/screenshots"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+        own = {"url", "html", "markdown", "async", "response_type", "webhook_url"}
+        api_fields = {name: spec for name, spec in schema["properties"].items() if name not in own}
+        hints = typing.get_type_hints(shotsmith.CaptureOptions)
+        self.assertEqual(sorted(hints), sorted(api_fields))
+
+        def literals(hint: object) -> set[object]:
+            if typing.get_origin(hint) is typing.Literal:
+                return set(typing.get_args(hint))
+            return set().union(*(literals(arg) for arg in typing.get_args(hint))) if typing.get_args(hint) else set()
+
+        for name, spec in api_fields.items():
+            enum = spec.get("enum") or spec.get("items", {}).get("enum")
+            with self.subTest(field=name):
+                self.assertEqual(literals(hints[name]), set(enum or []))
 
 
 class Transport(unittest.TestCase):
