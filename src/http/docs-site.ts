@@ -14,6 +14,7 @@ export const DOC_PAGES: ReadonlyArray<{ slug: string; file: string; nav: string 
   { slug: 'api-guide', file: 'api.md', nav: 'API guide' },
   { slug: 'monitors', file: 'monitors.md', nav: 'Monitors' },
   { slug: 'errors', file: 'errors.md', nav: 'Errors and retries' },
+  { slug: 'python', file: 'python.md', nav: 'Python client' },
   { slug: 'limits', file: 'plans-and-limits.md', nav: 'Plans and limits' },
   { slug: 'self-hosting', file: 'deployment.md', nav: 'Self-hosting' },
   { slug: 'security', file: 'security.md', nav: 'Security model' },

@@ -10,7 +10,7 @@ export interface Ran {
 export function runProcess(
   command: string,
   args: readonly string[],
-  options: { cwd?: string; env: Record<string, string>; stdin?: string },
+  options: { cwd?: string; env: Record<string, string>; stdin?: string; timeoutMs?: number },
 ): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn(command, args, {
@@ -27,6 +27,21 @@ export function runProcess(
     child.stderr?.on('data', (d) => {
       stderr += String(d);
     });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // A bounded run: past `timeoutMs` the child is killed and its output so far is kept.
+    const timer =
+      options.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            stderr += `\n[killed after ${options.timeoutMs} ms]\n`;
+            child.kill('SIGKILL');
+          }, options.timeoutMs);
+    // A command that cannot start (not installed) ends the run instead of hanging it.
+    child.on('error', (err) => {
+      stderr += `\n[${command} did not start: ${err.message}]\n`;
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
