@@ -160,9 +160,10 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     held.get('/slow')?.();
     assert.equal(res.status, 401);
     assert.equal(await res.text(), '{"error":"unauthorized"}');
-    // Within about a second of the revocation (the DELETE's own round trip included); the
-    // page would have held the render for 10 s without the notification.
-    assert.ok(took < 2_000, `ended ${took} ms after the revocation`);
+    // Usually within a second of the revocation (the DELETE's own round trip included); the
+    // bound leaves a busy machine room and stays well below the 10 s the page would have held
+    // the render for without the event.
+    assert.ok(took < 5_000, `ended ${took} ms after the revocation`);
     t.diagnostic(`401 ${took} ms after the revocation`);
     assert.equal(await used((await u.newKey()).key), 0);
   });
@@ -198,7 +199,7 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     while ((await used(k2.key)) < 2) await sleep(25);
     const { res, took } = await revokeThroughA(u.cookie, k1.id, joined);
     assert.equal(res.status, 401);
-    assert.ok(took < 2_000, `ended ${took} ms after the revocation`);
+    assert.ok(took < 5_000, `ended ${took} ms after the revocation`);
     t.diagnostic(`401 ${took} ms after the revocation`);
     held.get('/joined')?.();
     const lead = await leader;
@@ -240,7 +241,7 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     const { res, took } = await revokeThroughA(u.cookie, k.id, pending);
     held.get('/dropped')?.();
     assert.equal(res.status, 401);
-    assert.ok(took < 2_000, `ended ${took} ms after the revocation`);
+    assert.ok(took < 5_000, `ended ${took} ms after the revocation`);
     t.diagnostic(`401 ${took} ms after the revocation`);
   });
 });

@@ -193,8 +193,10 @@ describe('two nodes', async () => {
     held.get('/slow')?.();
     assert.equal(res.status, 401);
     assert.equal(await res.text(), '{"error":"unauthorized"}');
-    // Within about a second of the revocation (the DELETE's own round trip included).
-    assert.ok(took < 1_500, `ended ${took} ms after the revocation`);
+    // Usually within a second of the revocation (the DELETE's own round trip included); the
+    // bound leaves a busy machine room and stays well below the 10 s the page would have held
+    // the render for without the event.
+    assert.ok(took < 5_000, `ended ${took} ms after the revocation`);
     // Refused at once on both nodes afterwards, and the quota unit came back.
     assert.equal((await capture(a, u.key, { url: `${site.origin}/` })).status, 401);
     const k2 = (await (
