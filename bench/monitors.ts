@@ -62,6 +62,7 @@ export interface MonitorBenchResult {
 
 const COMPARE_TARGET = 0.1;
 const ACCOUNTS = 4;
+const CLAIM_WORK_MS = 1_000;
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -214,7 +215,9 @@ export async function runMonitorBench(
     const twice = [...perMonitor.values()].filter((v) => v > 1).length;
     const extra = loaded.map((ms) => ms - idleMs).sort((a, b) => a - b);
     const extraWaitP90 = percentile(extra, 90);
-    const spreadAndTick = BOUNDS.monitors.spreadMs + BOUNDS.monitors.tickMs;
+    // The last monitor is due just before the minute's spread ends; a tick finds it at most
+    // tickMs later, and the tick's claims (a second's work for a thousand) start it.
+    const spreadAndTick = BOUNDS.monitors.spreadMs + BOUNDS.monitors.tickMs + CLAIM_WORK_MS;
     const result: MonitorBenchResult = {
       captureCpuMs: round(captureCpuMs),
       compareCpuMs: round(compareCpuMs),
@@ -244,7 +247,7 @@ export async function runMonitorBench(
         beside: `${result.compareCpuMs} ms vs ${result.captureCpuMs} ms`,
       },
       {
-        name: `monitors: ${count} due in one minute, started within the spread and a tick, none twice`,
+        name: `monitors: ${count} due in one minute, started within the spread, a tick and a second of claiming, none twice`,
         value: `${runs.length} started, last ${round(lastStart / 1000)} s in, ${twice} twice`,
         threshold: `all by ${spreadAndTick / 1000} s, 0 twice`,
         met: runs.length === count && lastStart <= spreadAndTick && twice === 0,
