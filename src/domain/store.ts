@@ -555,6 +555,10 @@ export interface MonitorStore {
   claimDue(now: number, limit: number, next: (m: Monitor) => number): Promise<Monitor[]>;
   /** The monitor a run belongs to (null: deleted with its runs). */
   getByRun(runId: string): Promise<Monitor | null>;
+  /** Whether the monitor has a run queued or rendering (`running`). */
+  hasRunning(monitorId: string): Promise<boolean>;
+  /** Back to `active` from `paused_quota` only (a pause the account asked for stays). */
+  resumeFromQuota(monitorId: string): Promise<void>;
   insertRun(run: Pick<MonitorRun, 'id' | 'monitorId' | 'at'>): Promise<MonitorRun>;
   /** Ends a running run and writes what follows on the monitor; false when it is gone. */
   finishRun(monitorId: string, runId: string, end: MonitorRunEnd, now: number): Promise<boolean>;

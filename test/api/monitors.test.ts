@@ -478,17 +478,56 @@ for (const { name, db, redis } of VARIANTS)
         jobs.map((j) => ({ ...j })),
         [{ status: 'succeeded', monitor_run_id: run.id, key_id: null }],
       );
+      // One run of a monitor at a time: a run now while one is queued or rendering is a 409.
+      const first = await api(p.key, `/v1/monitors/${m.id}/run`, { method: 'POST' });
+      assert.equal(first.status, 202);
+      const again = await api(p.key, `/v1/monitors/${m.id}/run`, { method: 'POST' });
+      assert.equal(again.status, 409, await again.clone().text());
+      assert.match(((await again.json()) as Json).error as string, /already queued or rendering/);
       // Runs queued (max_queued_jobs is 1 here) leave the account its own async capture.
-      for (let i = 0; i < 2; i++) {
-        const res = await api(p.key, `/v1/monitors/${m.id}/run`, { method: 'POST' });
-        assert.equal(res.status, 202);
-      }
+      const other = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
+      const second = await api(p.key, `/v1/monitors/${other.id}/run`, { method: 'POST' });
+      assert.equal(second.status, 202);
       const queued = await api(p.key, '/v1/screenshots', {
         method: 'POST',
         json: { url: `${site.origin}/static`, async: true },
       });
       assert.equal(queued.status, 202, await queued.text());
       await endedRuns(p.key, String(m.id));
+      await endedRuns(p.key, String(other.id));
+    });
+
+    it('a run whose monitor is deleted while it waits renders nothing, its unit back', async () => {
+      const p = await account();
+      const m = await create(p.key, { url: `${site.origin}/token`, options, every: '1h' });
+      // Held in the queue: a synchronous render in flight makes queued work wait its turn
+      // (BOUNDS.jobs.foregroundQuietMs), long enough to delete the monitor meanwhile.
+      const leave = t.deps.capture.foreground.enter();
+      const before = tokens.length;
+      try {
+        const res = await api(p.key, `/v1/monitors/${m.id}/run`, { method: 'POST' });
+        assert.equal(res.status, 202);
+        assert.equal(await usage(p.key), 1, 'the run holds its unit');
+        assert.equal((await api(p.key, `/v1/monitors/${m.id}`, { method: 'DELETE' })).status, 200);
+      } finally {
+        leave();
+      }
+      const end = Date.now() + 30_000;
+      for (;;) {
+        const [job] = await t.deps.database.db
+          .selectFrom('capture_jobs')
+          .select(['status', 'error'])
+          .where('user_id', '=', p.id)
+          .execute();
+        if (job?.status === 'failed') {
+          assert.match(String(job.error), /the monitor was deleted/);
+          break;
+        }
+        assert.ok(Date.now() < end, `the job ended: ${JSON.stringify(job)}`);
+        await sleep(100);
+      }
+      assert.equal(await usage(p.key), 0, 'its unit came back');
+      assert.equal(tokens.length, before, 'the page was never loaded');
     });
 
     it('runs each due slot once, and a long gap once', async () => {
@@ -508,10 +547,13 @@ for (const { name, db, redis } of VARIANTS)
       const after = (await (await api(p.key, `/v1/monitors/${id}`)).json()) as Json;
       const next = Date.parse(String(after.next_run_at));
       assert.equal(next - due, 15 * MINUTE_MS, 'the next slot, at the same offset');
+      // A slot that finds the last run still queued or rendering records nothing.
+      await endedRuns(p.key, id);
       offset += next - clock() + 1;
       await t.deps.runMonitors();
       assert.equal((await runs(p.key, id)).length, 2);
       // Ten days with no node up: one run, not one per missed slot.
+      await endedRuns(p.key, id);
       offset += 10 * 24 * 60 * MINUTE_MS;
       await t.deps.runMonitors();
       await t.deps.runMonitors();

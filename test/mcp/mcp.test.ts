@@ -233,6 +233,15 @@ describe('MCP server over stdio against the service', () => {
     const bad = await call(client, 'capture_screenshot', { url: `${site.origin}/`, width: 'wide' });
     assert.equal(bad.isError, true);
     assert.equal(texts(bad)[0], 'width must be an integer [400 invalid_request]');
+    // Not in the tool's schema: a result sent elsewhere is never asked of the service.
+    const elsewhere = await call(client, 'capture_screenshot', {
+      url: `${site.origin}/`,
+      async: true,
+      webhook_url: 'https://hooks.example.com/x',
+    });
+    assert.equal(elsewhere.isError, true);
+    assert.match(texts(elsewhere)[0] ?? '', /not a capture option here: async, webhook_url/);
+    assert.equal(facts(await call(client, 'get_usage')).used, 0, 'nothing was captured');
     const plan = await call(client, 'capture_screenshot', {
       url: `${site.origin}/`,
       format: 'webp',

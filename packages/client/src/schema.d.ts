@@ -3131,6 +3131,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Conflict. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description Rate limit exceeded (docs/errors.md). */
                 429: {
                     headers: {
@@ -4561,6 +4570,15 @@ export interface paths {
                 };
                 /** @description Not found. */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Conflict. */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };

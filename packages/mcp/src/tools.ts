@@ -76,8 +76,35 @@ const MIME: Record<string, string> = {
   webp: 'image/webp',
 };
 
-/** The hosted image's bytes (a public, unguessable URL: no key is sent), bounded. */
+/** Where the service hosts an image: `/images/<token>.<ext>` on http(s). */
+const HOSTED_IMAGE = /^\/images\/[A-Za-z0-9_-]+\.(png|jpe?g|webp)$/;
+
+/**
+ * The hosted image's bytes (a public, unguessable URL: no key is sent), bounded. Only an
+ * address shaped like the service's hosted images is fetched: an answer that named another
+ * (a service not ours, or altered on its way over plain http) cannot make this machine fetch
+ * what it likes. Its origin is not compared with SHOTSMITH_URL: the service names its images
+ * by its PUBLIC_URL, which may differ.
+ */
 async function download(url: string): Promise<{ bytes: Buffer; mimeType: string | null }> {
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {}
+  if (
+    parsed === null ||
+    !['http:', 'https:'].includes(parsed.protocol) ||
+    parsed.username !== '' ||
+    parsed.password !== '' ||
+    parsed.search !== '' ||
+    !HOSTED_IMAGE.test(parsed.pathname)
+  ) {
+    throw new ShotsmithError({
+      status: 0,
+      code: 'image_unavailable',
+      message: `the service answered an image address that is not one of its hosted images: ${url}`,
+    });
+  }
   let res: Response;
   try {
     res = await fetch(url, {
@@ -128,6 +155,10 @@ export function modelSize(
 }
 
 function options(args: Args): CaptureOptions {
+  // The SDK does not hold arguments to the input schema: what is not a listed option (async,
+  // response_type and webhook_url above all: a result sent elsewhere) is refused here.
+  const unknown = Object.keys(args).filter((name) => !(name in CAPTURE_OPTIONS_SCHEMA.properties));
+  if (unknown.length > 0) throw invalid(`not a capture option here: ${unknown.join(', ')}`);
   const asked = { ...args } as CaptureOptions & Args;
   if (asked.device === undefined) {
     if (asked.width === undefined) asked.width = TOOL_VIEWPORT.width;

@@ -162,6 +162,26 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
       });
     },
 
+    async hasRunning(monitorId) {
+      const row = await db
+        .selectFrom('monitor_runs')
+        .select('id')
+        .where('monitor_id', '=', monitorId)
+        .where('status', '=', 'running')
+        .limit(1)
+        .executeTakeFirst();
+      return row !== undefined;
+    },
+
+    async resumeFromQuota(monitorId) {
+      await db
+        .updateTable('monitors')
+        .set({ status: 'active' })
+        .where('id', '=', monitorId)
+        .where('status', '=', 'paused_quota')
+        .execute();
+    },
+
     async getByRun(runId) {
       const row = await db
         .selectFrom('monitors')
@@ -183,6 +203,16 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
 
     finishRun(monitorId, runId, end, now) {
       return inTransaction(async (trx) => {
+        // The monitor's row first, as a DELETE of the monitor locks it before its runs: the
+        // two never wait for each other in opposite orders (PostgreSQL; SQLite has one writer).
+        if (dialect === 'postgres') {
+          await trx
+            .selectFrom('monitors')
+            .select('id')
+            .where('id', '=', monitorId)
+            .forUpdate()
+            .execute();
+        }
         const res = await trx
           .updateTable('monitor_runs')
           .set({

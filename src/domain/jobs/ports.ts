@@ -27,6 +27,8 @@ export interface WebhookSender {
  * the worker tells it before it writes the job's own end, while it holds the job.
  */
 export interface MonitorRunEnds {
+  /** False when the run's monitor was deleted since it was queued: nothing to render. */
+  wanted(job: CaptureJob): Promise<boolean>;
   succeeded(job: CaptureJob, record: ScreenshotRecord): Promise<void>;
   failed(job: CaptureJob, error: string): Promise<void>;
 }

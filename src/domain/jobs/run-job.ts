@@ -61,6 +61,20 @@ export async function runJob(
       });
       return 'done';
     }
+    if (job.monitorRunId !== null) {
+      // A monitor's run is a render: its turn among the synchronous ones comes first (as in
+      // run-capture.ts), so that a monitor deleted meanwhile is found before anything loads.
+      await ctx.foreground.quiet({
+        quietMs: BOUNDS.jobs.foregroundQuietMs,
+        maxWaitMs: BOUNDS.jobs.foregroundMaxWaitMs,
+        signal: lost.signal,
+      });
+    }
+    if (job.monitorRunId !== null && !(await ctx.monitorRuns.wanted(job))) {
+      // Its monitor was deleted while it waited: no render, and the unit goes back.
+      await fail(ctx, job, owner, { error: 'the monitor was deleted', code: 'not_found' });
+      return 'done';
+    }
     const plan = ctx.plans[user.plan];
     let outcome: Awaited<ReturnType<typeof runCapture>>;
     try {
@@ -97,6 +111,7 @@ export async function runJob(
     }
     // A monitor's run is ended (compared, its events written) while this worker holds the
     // job: a node that stops in between leaves the job to be taken over, and the run ends once.
+    if (lost.signal.aborted) return 'done'; // another worker has the job now
     if (job.monitorRunId !== null) await ctx.monitorRuns.succeeded(job, outcome.record);
     const result = jobResult(captureAnswer(ctx, outcome));
     const now = ctx.clock();
@@ -132,6 +147,8 @@ async function fail(
     errorCode: failure.code,
     finishedAt: now,
   };
+  // The run's end first, as on success: no tick in between finds it without a job.
+  if (job.monitorRunId !== null) await ctx.monitorRuns.failed(job, failure.error);
   const finished = await ctx.store.jobs.finish(
     job.id,
     owner,
@@ -143,7 +160,6 @@ async function fail(
   // The unit goes back once: only the worker that wrote the failure returns it.
   if (finished) {
     await retryInBackground(() => ctx.store.quota.release(job.userId, job.period, job.day));
-    if (job.monitorRunId !== null) await ctx.monitorRuns.failed(job, failure.error);
   }
 }
 

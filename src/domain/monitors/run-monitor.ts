@@ -3,7 +3,7 @@ import { HOUR_MS, toIso } from '../../lib/time.ts';
 import { BOUNDS } from '../bounds.ts';
 import { reserveMonthly } from '../captures/capture-screenshot.ts';
 import { imageUrl } from '../captures/ports.ts';
-import { isAppError } from '../errors.ts';
+import { AppError, isAppError } from '../errors.ts';
 import { holdLost, jobRow } from '../jobs/enqueue-capture.ts';
 import { newDeliveryId, newJobId } from '../jobs/job-answer.ts';
 import { openCredentials } from '../jobs/job-credentials.ts';
@@ -38,6 +38,15 @@ export async function startRun(
   if (user === null) return null; // the account is gone, its monitors with it (cascade)
   const plan = ctx.plans[user.plan];
   const now = ctx.clock();
+  // One run of a monitor at a time: a slot that finds the last one still queued or rendering
+  // (a deep queue) records nothing, and a run now waits for it (409), so neither piles up.
+  if (await ctx.store.monitors.hasRunning(monitor.id)) {
+    if (options.scheduled) return null;
+    throw new AppError(
+      'conflict',
+      'a run of this monitor is already queued or rendering; run it again once that one has ended',
+    );
+  }
   const ended = async (end: (runId: string) => MonitorRunEnd): Promise<MonitorRun> => {
     const run = await ctx.store.monitors.insertRun({
       id: newRunId(),
@@ -88,9 +97,7 @@ export async function startRun(
       const run = await tx.monitors.insertRun({ id: runId, monitorId: monitor.id, at: now });
       await tx.jobs.createWithinLimit(job, Number.POSITIVE_INFINITY);
       // The month has room again: a monitor paused on its quota runs on.
-      if (monitor.status === 'paused_quota') {
-        await tx.monitors.update(user.id, monitor.id, { status: 'active' });
-      }
+      if (monitor.status === 'paused_quota') await tx.monitors.resumeFromQuota(monitor.id);
       if (!(await tx.quota.keep(hold))) throw holdLost();
       return run;
     });
@@ -115,10 +122,16 @@ export function monitorRunEnds(ctx: RunEndContext): MonitorRunEnds {
     const runId = job.monitorRunId;
     const monitor = runId === null ? null : await ctx.store.monitors.getByRun(runId);
     const user = monitor === null ? null : await ctx.store.users.findById(monitor.userId);
-    if (runId === null || monitor === null || user === null) return null; // deleted since
+    // Deleted since (its runs with it); a job's run is always its own account's monitor's.
+    if (runId === null || monitor === null || user === null || monitor.userId !== job.userId) {
+      return null;
+    }
     return { runId, monitor, plan: ctx.plans[user.plan] };
   };
   return {
+    async wanted(job) {
+      return (await owner(job)) !== null;
+    },
     async succeeded(job, record) {
       const run = await owner(job);
       if (run === null) return;
@@ -281,7 +294,12 @@ function failure(
     monitor: {
       lastRunAt: now,
       // A spent month pauses the monitor, and that is not a failing page.
-      ...(quota ? { status: 'paused_quota' as const } : { failures }),
+      // A monitor the account paused (a run now) stays paused.
+      ...(quota
+        ? monitor.status === 'paused'
+          ? {}
+          : { status: 'paused_quota' as const }
+        : { failures }),
       ...(due ? { failedEventAt: now } : {}),
     },
     deliveries,

@@ -26,7 +26,7 @@ export function registerRunMonitor(app: App, deps: RouteDeps, surface: MonitorSu
             id: Type.String({ description: 'The run id (`run_...`).' }),
             status: Type.Literal('running'),
           }),
-          ...errorResponses(401, ...surface.refusals(true), 404, 429, 500),
+          ...errorResponses(401, ...surface.refusals(true), 404, 409, 429, 500),
         },
       },
       onRequest: surface.onRequest('capture'),
