@@ -243,6 +243,21 @@ async function lookUpCache(
     : null;
 }
 
+/**
+ * Queued work's turn to render (lib/foreground.ts): once no synchronous render has run on this
+ * node for BOUNDS.jobs.foregroundQuietMs, or after BOUNDS.jobs.foregroundMaxWaitMs.
+ */
+export function foregroundTurn(
+  ctx: Pick<CaptureContext, 'foreground'>,
+  signal?: AbortSignal,
+): Promise<void> {
+  return ctx.foreground.quiet({
+    quietMs: BOUNDS.jobs.foregroundQuietMs,
+    maxWaitMs: BOUNDS.jobs.foregroundMaxWaitMs,
+    ...(signal ? { signal } : {}),
+  });
+}
+
 /** A render of this request, ours or a joined one (render-once.ts). */
 async function rendered(
   ctx: CaptureContext,
@@ -259,11 +274,7 @@ async function rendered(
 ): Promise<Found> {
   const { caller } = options;
   if (caller.background) {
-    await ctx.foreground.quiet({
-      quietMs: BOUNDS.jobs.foregroundQuietMs,
-      maxWaitMs: BOUNDS.jobs.foregroundMaxWaitMs,
-      ...(caller.signal ? { signal: caller.signal } : {}),
-    });
+    await foregroundTurn(ctx, caller.signal);
     return renderedNow(ctx, options);
   }
   const leave = ctx.foreground.enter();

@@ -3,7 +3,7 @@ import { toIso } from '../../lib/time.ts';
 import { BOUNDS } from '../bounds.ts';
 import { captureAnswer } from '../captures/capture-answer.ts';
 import type { CaptureInput } from '../captures/capture-options.ts';
-import { runCapture } from '../captures/run-capture.ts';
+import { foregroundTurn, runCapture } from '../captures/run-capture.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { CaptureJob, CompletedBatch, NewDelivery } from '../store.ts';
 import { jobAnswer, jobResult, newDeliveryId } from './job-answer.ts';
@@ -64,11 +64,7 @@ export async function runJob(
     if (job.monitorRunId !== null) {
       // A monitor's run is a render: its turn among the synchronous ones comes first (as in
       // run-capture.ts), so that a monitor deleted meanwhile is found before anything loads.
-      await ctx.foreground.quiet({
-        quietMs: BOUNDS.jobs.foregroundQuietMs,
-        maxWaitMs: BOUNDS.jobs.foregroundMaxWaitMs,
-        signal: lost.signal,
-      });
+      await foregroundTurn(ctx, lost.signal);
     }
     if (job.monitorRunId !== null && !(await ctx.monitorRuns.wanted(job))) {
       // Its monitor was deleted while it waited: no render, and the unit goes back.
