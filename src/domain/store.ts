@@ -294,6 +294,8 @@ export interface NewDelivery {
 export interface JobStore {
   /** Inserts a queued job unless the account already has `maxOpen` queued or rendering. */
   createWithinLimit(job: NewJob, maxOpen: number): Promise<CaptureJob | 'limit_reached'>;
+  /** Inserts a queued job bounded by something else (a monitor's run: one per monitor). */
+  create(job: NewJob): Promise<CaptureJob>;
   get(userId: number, id: string): Promise<CaptureJob | null>;
   /** A job's status by id alone (a worker's check; null: no such job). */
   status(id: string): Promise<JobStatus | null>;
@@ -575,7 +577,7 @@ export interface MonitorStore {
   pruneRuns(before: number): Promise<number>;
   /**
    * Ends runs still `running` that started before `before` and have no job queued or
-   * rendering as failed: their job ended without ending them (its node stopped between the
+   * rendering, nor one that ended since `before`, as failed: their job ended without ending them (its node stopped between the
    * two), or was never written. How many.
    */
   failStale(before: number, error: string): Promise<number>;

@@ -54,6 +54,15 @@ export const newJobRow = (job: NewJob, batch?: { id: string; index: number }) =>
   monitor_run_id: job.monitorRunId ?? null,
 });
 
+async function insertJob(db: Kysely<Database>, job: NewJob): Promise<CaptureJob> {
+  const row = await db
+    .insertInto('capture_jobs')
+    .values(newJobRow(job))
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toJob(row);
+}
+
 /**
  * The account's jobs queued or rendering, what max_queued_jobs bounds. A monitor's runs are
  * bounded by max_monitors instead, and do not count.
@@ -87,13 +96,12 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
         // Serialise the count per account.
         await lockUser(trx, dialect, job.userId);
         if ((await openJobs(trx, job.userId)) >= maxOpen) return 'limit_reached' as const;
-        const row = await trx
-          .insertInto('capture_jobs')
-          .values(newJobRow(job))
-          .returningAll()
-          .executeTakeFirstOrThrow();
-        return toJob(row);
+        return insertJob(trx, job);
       });
+    },
+
+    create(job) {
+      return insertJob(db, job);
     },
 
     async get(userId, id) {

@@ -325,7 +325,13 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
               selectFrom('capture_jobs')
                 .select('capture_jobs.id')
                 .whereRef('capture_jobs.monitor_run_id', '=', 'monitor_runs.id')
-                .where('capture_jobs.status', 'in', ['queued', 'rendering']),
+                // Open, or ended since `before`: its worker may be ending the run right now.
+                .where((eb) =>
+                  eb.or([
+                    eb('capture_jobs.status', 'in', ['queued', 'rendering']),
+                    eb('capture_jobs.finished_at', '>=', before),
+                  ]),
+                ),
             ),
           ),
         )

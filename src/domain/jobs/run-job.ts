@@ -143,8 +143,6 @@ async function fail(
     errorCode: failure.code,
     finishedAt: now,
   };
-  // The run's end first, as on success: no tick in between finds it without a job.
-  if (job.monitorRunId !== null) await ctx.monitorRuns.failed(job, failure.error);
   const finished = await ctx.store.jobs.finish(
     job.id,
     owner,
@@ -156,6 +154,9 @@ async function fail(
   // The unit goes back once: only the worker that wrote the failure returns it.
   if (finished) {
     await retryInBackground(() => ctx.store.quota.release(job.userId, job.period, job.day));
+    // After the unit is back, so a run seen failed has given it back; a tick meanwhile leaves
+    // a run whose job ended just now alone (failStale).
+    if (job.monitorRunId !== null) await ctx.monitorRuns.failed(job, failure.error);
   }
 }
 

@@ -95,7 +95,7 @@ export async function startRun(
     // to come back, never a run without its job.
     const run = await ctx.store.transaction(async (tx) => {
       const run = await tx.monitors.insertRun({ id: runId, monitorId: monitor.id, at: now });
-      await tx.jobs.createWithinLimit(job, Number.POSITIVE_INFINITY);
+      await tx.jobs.create(job);
       // The month has room again: a monitor paused on its quota runs on.
       if (monitor.status === 'paused_quota') await tx.monitors.resumeFromQuota(monitor.id);
       if (!(await tx.quota.keep(hold))) throw holdLost();
