@@ -9,7 +9,7 @@ import { monitorLabel } from './monitors/monitor-body.ts';
 import { MonitorCard } from './monitors/monitor-card.tsx';
 import { Link } from './router.tsx';
 import { useSession } from './session.tsx';
-import { Notice, PageTitle, SkeletonText, useResource } from './ui.tsx';
+import { MoreButton, Notice, PageTitle, SkeletonText, useCursorPages, useResource } from './ui.tsx';
 
 /** Monitors a page of the list holds (the API's largest page). */
 const PAGE_SIZE = 100;
@@ -72,46 +72,23 @@ function ProOnly({ pro }: { pro: Plan | undefined }) {
 function Monitors({ plan }: { plan: Plan | undefined }) {
   const { call, user } = useSession();
   const devices = useResource((signal) => fetchDevices(signal));
-  const first = useResource((signal) =>
-    call<MonitorPage>(`/v1/account/monitors?limit=${PAGE_SIZE}`, { signal }),
+  const listing = useCursorPages<Monitor>((cursor, signal) =>
+    call<MonitorPage>(
+      `/v1/account/monitors?limit=${PAGE_SIZE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      { signal },
+    ),
   );
-  // Later pages, appended by "Show more"; cleared when the first page reloads.
-  const [more, setMore] = useState<MonitorPage[]>([]);
-  const [moreBusy, setMoreBusy] = useState(false);
+  const { first, items: monitors, reload } = listing;
   const [creating, setCreating] = useState<boolean | null>(null);
   const [message, setMessage] = useState<string | null>(null);
-  const [error, setError] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<Monitor | null>(null);
   const [deleteBusy, setDeleteBusy] = useState(false);
   const [deleteError, setDeleteError] = useState<string | null>(null);
   const formId = useId();
 
-  const pages = first.data ? [first.data, ...more] : [];
-  const monitors = pages.flatMap((p) => p.data);
-  const last = pages.at(-1);
-  const atLimit = plan !== undefined && !last?.has_more && monitors.length >= plan.max_monitors;
+  const atLimit = plan !== undefined && !listing.hasMore && monitors.length >= plan.max_monitors;
   // With no monitors yet the form is open: it is the page's one thing to do.
   const formOpen = !atLimit && (creating ?? (first.data !== null && monitors.length === 0));
-
-  function reload() {
-    setMore([]);
-    first.reload();
-  }
-
-  async function loadMore() {
-    if (!last?.next_cursor) return;
-    setMoreBusy(true);
-    try {
-      const page = await call<MonitorPage>(
-        `/v1/account/monitors?limit=${PAGE_SIZE}&cursor=${encodeURIComponent(last.next_cursor)}`,
-      );
-      setMore((m) => [...m, page]);
-    } catch (err) {
-      setError(err instanceof Error ? err.message : 'Loading failed.');
-    } finally {
-      setMoreBusy(false);
-    }
-  }
 
   async function remove() {
     if (!deleting) return;
@@ -144,7 +121,7 @@ function Monitors({ plan }: { plan: Plan | undefined }) {
           </button>
         </Notice>
       )}
-      {error && <Notice tone="error">{error}</Notice>}
+      {listing.moreError && <Notice tone="error">{listing.moreError}</Notice>}
 
       <section className="card monitor-create" aria-labelledby="monitor-new">
         <div className="card-head">
@@ -231,16 +208,9 @@ function Monitors({ plan }: { plan: Plan | undefined }) {
             )}
           </ul>
         )}
-        {last?.has_more && (
+        {listing.hasMore && (
           <p className="center">
-            <button
-              type="button"
-              className="btn btn-secondary"
-              onClick={loadMore}
-              disabled={moreBusy}
-            >
-              {moreBusy ? 'Loading…' : 'Show more'}
-            </button>
+            <MoreButton busy={listing.moreBusy} onClick={listing.loadMore} />
           </p>
         )}
       </section>

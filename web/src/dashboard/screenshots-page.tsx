@@ -4,7 +4,7 @@ import { formatDateTime, formatRelative, shortUrl } from '../shared/format.ts';
 import { ConfirmDialog } from './confirm-dialog.tsx';
 import { Link } from './router.tsx';
 import { useSession } from './session.tsx';
-import { Notice, PageTitle, SkeletonText, useResource } from './ui.tsx';
+import { MoreButton, Notice, PageTitle, SkeletonText, useCursorPages } from './ui.tsx';
 
 export function ScreenshotsPage() {
   const { user } = useSession();
@@ -41,38 +41,20 @@ function ProOnly() {
 
 function History() {
   const { call } = useSession();
-  const first = useResource((signal) =>
-    call<ScreenshotPage>('/v1/account/screenshots?limit=24', { signal }),
+  const listing = useCursorPages<ScreenshotItem>((cursor, signal) =>
+    call<ScreenshotPage>(
+      `/v1/account/screenshots?limit=24${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      { signal },
+    ),
   );
-  // Later pages, appended by "Show more"; cleared when the first page reloads.
-  const [more, setMore] = useState<ScreenshotPage[]>([]);
-  const [moreBusy, setMoreBusy] = useState(false);
-  const [moreError, setMoreError] = useState<string | null>(null);
+  const { first } = listing;
   const [deleted, setDeleted] = useState<Set<number>>(new Set());
   const [deleting, setDeleting] = useState<ScreenshotItem | null>(null);
   const [deleteBusy, setDeleteBusy] = useState(false);
   const [deleteError, setDeleteError] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
 
-  const pages = first.data ? [first.data, ...more] : [];
-  const items = pages.flatMap((p) => p.data).filter((s) => !deleted.has(s.id));
-  const last = pages.at(-1);
-
-  async function loadMore() {
-    if (!last?.next_cursor) return;
-    setMoreBusy(true);
-    setMoreError(null);
-    try {
-      const page = await call<ScreenshotPage>(
-        `/v1/account/screenshots?limit=24&cursor=${encodeURIComponent(last.next_cursor)}`,
-      );
-      setMore((m) => [...m, page]);
-    } catch (err) {
-      setMoreError(err instanceof Error ? err.message : 'Loading failed.');
-    } finally {
-      setMoreBusy(false);
-    }
-  }
+  const items = listing.items.filter((s) => !deleted.has(s.id));
 
   async function remove() {
     if (!deleting) return;
@@ -104,7 +86,7 @@ function History() {
       {first.error && (
         <Notice tone="error">
           {first.error}{' '}
-          <button type="button" className="btn-link" onClick={first.reload}>
+          <button type="button" className="btn-link" onClick={listing.reload}>
             Try again
           </button>
         </Notice>
@@ -123,19 +105,12 @@ function History() {
             : [0, 1, 2].map((i) => <ShotSkeleton key={i} />)}
         </ul>
       )}
-      {last?.has_more && (
+      {listing.hasMore && (
         <p className="center">
-          <button
-            type="button"
-            className="btn btn-secondary"
-            onClick={loadMore}
-            disabled={moreBusy}
-          >
-            {moreBusy ? 'Loading…' : 'Show more'}
-          </button>
+          <MoreButton busy={listing.moreBusy} onClick={listing.loadMore} />
         </p>
       )}
-      {moreError && <Notice tone="error">{moreError}</Notice>}
+      {listing.moreError && <Notice tone="error">{listing.moreError}</Notice>}
 
       <ConfirmDialog
         open={deleting !== null}

@@ -90,3 +90,94 @@ export function useResource<T>(load: (signal: AbortSignal) => Promise<T>, key = 
   const reload = useCallback(() => setVersion((v) => v + 1), []);
   return { ...state, reload };
 }
+
+/** One page of a cursor listing (GET /v1/account/screenshots, /v1/account/monitors). */
+export interface CursorPage<T> {
+  data: T[];
+  has_more: boolean;
+  next_cursor: string | null;
+}
+
+export interface CursorPages<T> {
+  /** The first page, as useResource reads it. */
+  first: Resource<CursorPage<T>>;
+  /** Every item of the pages read so far, in order. */
+  items: T[];
+  /** Whether a page follows the last one read. */
+  hasMore: boolean;
+  moreBusy: boolean;
+  moreError: string | null;
+  /** Reads the page after the last one and appends it. */
+  loadMore(): Promise<void>;
+  /** Reads the first page again and forgets the later ones. */
+  reload(): void;
+}
+
+/**
+ * A listing read page by page: the first page on mount, later ones appended by "Show more"
+ * (MoreButton). `read` is given the cursor of the page to read (null: the first).
+ */
+export function useCursorPages<T>(
+  read: (cursor: string | null, signal?: AbortSignal) => Promise<CursorPage<T>>,
+): CursorPages<T> {
+  const first = useResource((signal) => read(null, signal));
+  const [more, setMore] = useState<CursorPage<T>[]>([]);
+  const [moreBusy, setMoreBusy] = useState(false);
+  const [moreError, setMoreError] = useState<string | null>(null);
+  const pages = first.data ? [first.data, ...more] : [];
+  const last = pages.at(-1);
+
+  async function loadMore() {
+    if (!last?.next_cursor) return;
+    setMoreBusy(true);
+    setMoreError(null);
+    try {
+      const page = await read(last.next_cursor);
+      setMore((m) => [...m, page]);
+    } catch (err) {
+      setMoreError(err instanceof Error ? err.message : 'Loading failed.');
+    } finally {
+      setMoreBusy(false);
+    }
+  }
+
+  const { reload: reloadFirst } = first;
+  const reload = useCallback(() => {
+    setMore([]);
+    reloadFirst();
+  }, [reloadFirst]);
+
+  return {
+    first,
+    items: pages.flatMap((p) => p.data),
+    hasMore: last?.has_more ?? false,
+    moreBusy,
+    moreError,
+    loadMore,
+    reload,
+  };
+}
+
+/** "Show more" under a listing: reads its next page. */
+export function MoreButton({
+  busy,
+  onClick,
+  label = 'Show more',
+  small = false,
+}: {
+  busy: boolean;
+  onClick: () => void;
+  label?: string;
+  small?: boolean;
+}) {
+  return (
+    <button
+      type="button"
+      className={small ? 'btn btn-secondary btn-small' : 'btn btn-secondary'}
+      onClick={onClick}
+      disabled={busy}
+    >
+      {busy ? 'Loading…' : label}
+    </button>
+  );
+}

@@ -2,7 +2,7 @@ import { useEffect, useId, useRef, useState } from 'react';
 import type { Monitor, MonitorRun, RunPage } from '../../api/types.ts';
 import { formatDateTime, formatRelative } from '../../shared/format.ts';
 import { useSession } from '../session.tsx';
-import { Notice, SkeletonText } from '../ui.tsx';
+import { MoreButton, Notice, SkeletonText } from '../ui.tsx';
 import { BeforeAfter } from './before-after.tsx';
 import { formatShare, previousSuccess } from './monitor-body.ts';
 
@@ -148,14 +148,7 @@ export function RunTimeline({
       )}
       {runs?.has_more && (
         <p>
-          <button
-            type="button"
-            className="btn btn-secondary btn-small"
-            onClick={loadMore}
-            disabled={moreBusy}
-          >
-            {moreBusy ? 'Loading…' : 'Show older runs'}
-          </button>
+          <MoreButton busy={moreBusy} onClick={loadMore} label="Show older runs" small />
         </p>
       )}
     </section>
