@@ -9,11 +9,12 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build:web && npm prune --omit=dev --no-audit --no-fund
 
-# ---- runtime: Debian with Chromium and the fonts pages expect, tini, a non-root user ----
+# ---- runtime: Debian with Chromium's headless shell (the default engine, docs/engine.md) and
+# the fonts pages expect, tini, a non-root user ----
 FROM node:24-bookworm-slim
 RUN apt-get update \
   && apt-get install -y --no-install-recommends \
-    chromium fonts-liberation fonts-noto-cjk fonts-noto-color-emoji tini ca-certificates \
+    chromium-headless-shell fonts-liberation fonts-noto-cjk fonts-noto-color-emoji tini ca-certificates \
   && rm -rf /var/lib/apt/lists/*
 
 # Production mode: the local billing provider is refused (set the STRIPE_* settings, or
@@ -23,7 +24,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
     DATA_DIR=/data \
-    CHROME_PATH=/usr/bin/chromium
+    CHROME_PATH=/usr/bin/chromium-headless-shell
 WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules

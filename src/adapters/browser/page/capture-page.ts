@@ -86,9 +86,14 @@ export class CapturePage {
     });
     this.#leftovers = new ContextReset(parts.page, parts.cdp);
     this.#network = new NetworkWatch(parts.page, settings.checkNavigation, () => this.#run);
-    this.#requests = new RequestInterception(parts.page, parts.cdp, settings.filterLists);
+    this.#requests = new RequestInterception(
+      parts.page,
+      parts.cdp,
+      settings.filterLists,
+      instance.engine,
+    );
     this.#documentScripts = new DocumentScripts(parts.page);
-    this.#emulation = new EmulationState(parts.cdp);
+    this.#emulation = new EmulationState(parts.cdp, parts.page);
   }
 
   static async create(instance: BrowserInstance, settings: CaptureSettings): Promise<CapturePage> {
@@ -205,7 +210,7 @@ export class CapturePage {
     }
     await run.step(
       Promise.all([
-        ...emulation(o, this.#emulation),
+        ...emulation(o, this.#emulation, this.instance.presentation),
         this.#requests.apply(o),
         this.#documentScripts.set(o),
       ]),

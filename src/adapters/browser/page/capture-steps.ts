@@ -10,6 +10,7 @@ import { BOUNDS } from '../../../domain/bounds.ts';
 import type { PageMetadata, RenderOptions, WaitUntil } from '../../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import { sleep } from '../process/abort.ts';
+import type { Presentation } from '../process/engine.ts';
 import type { CaptureRun } from './capture-run.ts';
 import type { EmulationSender } from './emulation-state.ts';
 import { navigationError, netErrorCode } from './net-errors.ts';
@@ -46,6 +47,7 @@ const PUPPETEER_WAIT: Record<
 export function emulation(
   o: RenderOptions,
   state: EmulationSender,
+  presentation: Presentation | null,
 ): (Promise<unknown> | undefined)[] {
   return [
     viewport(o, state),
@@ -54,7 +56,7 @@ export function emulation(
       media: optionSteps.map((s) => s.mediaType?.(o) ?? '').find((m) => m !== '') ?? '',
       features: optionSteps.flatMap((s) => s.mediaFeatures?.(o) ?? []),
     }),
-    ...optionSteps.map((s) => s.emulate?.(state, o)),
+    ...optionSteps.map((s) => s.emulate?.(state, o, presentation)),
   ];
 }
 

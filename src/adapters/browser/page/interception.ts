@@ -2,15 +2,18 @@
  * Who pauses the page's requests, and how each paused one is answered. A capture whose options
  * have request rules (request-rules.ts decides, per request) turns puppeteer's interception on:
  * every paused request is blocked, or let go with the headers meant for its target. For the
- * other captures our own session's Fetch pauses every request only to cancel authentication
- * challenges, and lets it go at once. Either way a request is paused once. A document capture
- * (`html`, `markdown`) is answered here too: its main-frame navigation gets the document.
+ * other captures, on the full browser, our own session's Fetch pauses every request only to
+ * cancel authentication challenges, and lets it go at once; the headless shell cancels them
+ * by itself (docs/engine.md), so there nothing is paused but a document capture's own
+ * addresses. Either way a request is paused once. A document capture (`html`, `markdown`) is
+ * answered here too: its main-frame navigation gets the document.
  */
 import type { CDPSession, HTTPRequest, Page } from 'puppeteer-core';
 import { DOCUMENT_URL } from '../../../domain/captures/capture-target.ts';
 import type { RenderOptions } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { noop } from '../process/abort.ts';
+import type { Engine } from '../process/engine.ts';
 import type { FilterLists } from './filter-lists.ts';
 import { markdownPage } from './markdown-page.ts';
 import { isMainDocument, withoutFragment } from './network-watch.ts';
@@ -56,10 +59,38 @@ const DOCUMENT_HEADERS = [{ name: 'Content-Type', value: 'text/html; charset=utf
 /** Our own session's Fetch: every request, for its authentication challenges only. */
 const AUTH_ONLY_FETCH = { handleAuthRequests: true, patterns: [{ urlPattern: '*' }] };
 
+/** A URL as a Fetch pattern that matches it alone (`*` and `?` are wildcards, `\` escapes). */
+function exactPattern(url: string): string {
+  return url.replace(/[\\*?]/g, (c) => `\\${c}`);
+}
+
+/**
+ * What our own session's Fetch pauses for a capture without request rules: every request on an
+ * engine that waits on challenges; on one that cancels them, only a document capture's
+ * document and placeholder (null: Fetch off, nothing paused).
+ */
+function ownFetch(
+  engine: Engine,
+  doc: DocumentAnswers | null,
+): { handleAuthRequests: boolean; patterns: { urlPattern: string }[] } | null {
+  if (engine === 'full') return AUTH_ONLY_FETCH;
+  if (doc === null) return null;
+  return {
+    handleAuthRequests: false,
+    patterns: [
+      { urlPattern: exactPattern(doc.address) },
+      { urlPattern: `${exactPattern(PLACEHOLDER_ORIGIN)}/*` },
+    ],
+  };
+}
+
 export class RequestInterception {
   readonly #page: Page;
   readonly #cdp: CDPSession;
   readonly #lists: FilterLists | undefined;
+  readonly #engine: Engine;
+  /** Our own session's Fetch as last sent (JSON; null: disabled). */
+  #fetch: string | null = null;
   /** The request filter of the last capture that had one (see apply). */
   #rules: RequestRules | null = null;
   /** Whether Chromium pauses the page's requests for #rules (only while a capture needs it). */
@@ -67,20 +98,22 @@ export class RequestInterception {
   /** The document of the capture in progress, if it carried one (see apply). */
   #document: DocumentAnswers | null = null;
 
-  constructor(page: Page, cdp: CDPSession, lists: FilterLists | undefined) {
+  constructor(page: Page, cdp: CDPSession, lists: FilterLists | undefined, engine: Engine) {
     this.#page = page;
     this.#cdp = cdp;
     this.#lists = lists;
+    this.#engine = engine;
   }
 
   /**
-   * Once, when the page is made: our session's Fetch on, its challenges cancelled. An HTTP
-   * authentication challenge is cancelled, as a person cancels the login prompt: the request
-   * ends with its 401 and the capture goes on. Headless Chromium would otherwise wait for an
-   * answer no one gives, and the capture with it until its deadline. Chromium only reports a
-   * challenge for a request it paused, so while this session's Fetch is on (every capture
-   * without request rules; with rules, puppeteer's interception answers, see apply) each
-   * request is let go at once, one round trip to this process.
+   * Once, when the page is made: our session's handlers, and on the full browser its Fetch on,
+   * its challenges cancelled. An HTTP authentication challenge is cancelled, as a person
+   * cancels the login prompt: the request ends with its 401 and the capture goes on. The full
+   * browser in headless mode would otherwise wait for an answer no one gives, and the capture
+   * with it until its deadline. Chromium only reports a challenge for a request it paused, so
+   * while this session's Fetch is on (every capture without request rules; with rules,
+   * puppeteer's interception answers, see apply) each request is let go at once, one round
+   * trip to this process. The headless shell cancels challenges itself: no pause there.
    */
   start(): Promise<unknown> {
     const cdp = this.#cdp;
@@ -110,7 +143,19 @@ export class RequestInterception {
         })
         .catch(noop);
     });
-    return cdp.send('Fetch.enable', AUTH_ONLY_FETCH);
+    return this.#ownFetch(ownFetch(this.#engine, null));
+  }
+
+  /** Our own session's Fetch set to `wanted` (null: off), sent only when it changes. */
+  async #ownFetch(
+    wanted: { handleAuthRequests: boolean; patterns: { urlPattern: string }[] } | null,
+  ): Promise<void> {
+    const key = wanted === null ? null : JSON.stringify(wanted);
+    if (key === this.#fetch) return;
+    this.#fetch = null;
+    if (wanted === null) await this.#cdp.send('Fetch.disable');
+    else await this.#cdp.send('Fetch.enable', wanted);
+    this.#fetch = key;
   }
 
   /**
@@ -128,16 +173,20 @@ export class RequestInterception {
         : { address, html, base64: Buffer.from(html).toString('base64') };
     this.#rules = requestRulesFor(o, await this.#listMatchers(o));
     const wanted = this.#rules !== null;
-    if (wanted === this.#intercepting) return;
+    const own = wanted ? null : ownFetch(this.#engine, this.#document);
+    if (wanted === this.#intercepting) {
+      await this.#ownFetch(own);
+      return;
+    }
     await Promise.all([
       // With interception on, puppeteer answers a challenge before our session can (it
-      // answers with "Default", which headless Chromium never completes). With (empty)
+      // answers with "Default", which the full browser never completes). With (empty)
       // credentials set it answers with those once, then cancels, and the request ends
       // with its 401. The target's own credentials (http_auth) go as a header instead,
       // to its origin only, so they never answer another origin's challenge.
       this.#page.authenticate(wanted ? { username: '', password: '' } : null),
       this.#page.setRequestInterception(wanted),
-      wanted ? this.#cdp.send('Fetch.disable') : this.#cdp.send('Fetch.enable', AUTH_ONLY_FETCH),
+      this.#ownFetch(own),
     ]);
     this.#intercepting = wanted;
   }

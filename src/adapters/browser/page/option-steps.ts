@@ -16,6 +16,7 @@ import type { CaptureOptionName } from '../../../domain/captures/capture-options
 import type { RenderOptions, RenderPhase } from '../../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import { sleep, withTimeout } from '../process/abort.ts';
+import { type Presentation, userAgentOverride } from '../process/engine.ts';
 import {
   CONSENT_BUDGET_MS,
   CONSENT_FINISHED,
@@ -84,8 +85,15 @@ export interface OptionStep {
   mediaFeatures?(o: RenderOptions): MediaFeature[];
   /** The CSS media type it emulates, set in the same call ('' is the default, screen). */
   mediaType?(o: RenderOptions): string;
-  /** Other emulation, set before the page loads, together with the viewport. */
-  emulate?(cdp: EmulationSender, o: RenderOptions): Promise<unknown>;
+  /**
+   * Other emulation, set before the page loads, together with the viewport; `presentation` is
+   * how the browser's captures present themselves by default (process/engine.ts).
+   */
+  emulate?(
+    cdp: EmulationSender,
+    o: RenderOptions,
+    presentation: Presentation | null,
+  ): Promise<unknown>;
   /**
    * A script run in every document of this capture (frames included) before the page's own
    * scripts; null: none. Removed again before the next capture.
@@ -167,15 +175,16 @@ export const OPTION_STEPS = {
         o.omitBackground && o.format !== 'jpeg' ? { color: { r: 0, g: 0, b: 0, a: 0 } } : {},
       ),
   },
-  // Every capture sets these anew (an empty value clears the last capture's override), and
-  // the two request headers they shape go out with the page's every request: the same for
-  // each origin, like a browser's own.
+  // Every capture sets these anew, and the request headers they shape (User-Agent, the
+  // Sec-CH-UA client hints, Accept-Language) go out with the page's every request, workers'
+  // included: the same for each origin, like a browser's own. Without a user_agent the
+  // capture presents as the Chrome the engine is, never as HeadlessChrome (engine.ts).
   user_agent: {
-    emulate: (cdp, o) =>
-      cdp.send('Emulation.setUserAgentOverride', {
-        userAgent: o.userAgent ?? '',
-        acceptLanguage: o.locale ?? '',
-      }),
+    emulate: (cdp, o, presentation) =>
+      cdp.send(
+        'Emulation.setUserAgentOverride',
+        userAgentOverride(presentation, o.userAgent, o.locale ?? ''),
+      ),
   },
   locale: {
     // navigator.language and Accept-Language come with user_agent's call above; this is the

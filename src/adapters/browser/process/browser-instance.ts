@@ -16,6 +16,7 @@ import { withTimeout } from './abort.ts';
 import { BoundedPipeTransport } from './cdp-pipe.ts';
 import { WatchedChild } from './child-output.ts';
 import { chromiumCommandLine, chromiumEnv } from './chromium-flags.ts';
+import { type Engine, type Presentation, presentationOf } from './engine.ts';
 import type { TreeUsage } from './proc.ts';
 import { killTree, treeUsage } from './proc.ts';
 import { makeProfileDirs, removeWithProcesses } from './profile-dirs.ts';
@@ -131,6 +132,13 @@ export class BrowserInstance {
   pages = 0;
   /** Replaced by a newer browser: serves the captures it has, takes no new ones. */
   draining = false;
+  /**
+   * How captures on this browser present themselves (engine.ts), read from the browser at
+   * launch; null for a build we do not know, which keeps its own user agent.
+   */
+  readonly presentation: Presentation | null;
+  /** The headless shell or the full browser; a build we do not know counts as the latter. */
+  readonly engine: Engine;
   readonly #logger: Logger | undefined;
   readonly #child: WatchedChild;
   readonly #transport: BoundedPipeTransport;
@@ -142,10 +150,18 @@ export class BrowserInstance {
   private constructor(
     browser: Browser,
     spawned: ChildProcess & { pid: number },
-    parts: { dir: string; tmpDir: string; child: WatchedChild; transport: BoundedPipeTransport },
+    parts: {
+      dir: string;
+      tmpDir: string;
+      child: WatchedChild;
+      transport: BoundedPipeTransport;
+      presentation: Presentation | null;
+    },
     logger?: Logger,
   ) {
     this.id = nextInstanceId++;
+    this.presentation = parts.presentation;
+    this.engine = parts.presentation?.engine ?? 'full';
     this.browser = browser;
     this.pid = spawned.pid;
     this.dir = parts.dir;
@@ -208,10 +224,18 @@ export class BrowserInstance {
       await browser.waitForTarget((target) => target.type() === 'page', {
         timeout: LAUNCH_TIMEOUT_MS,
       });
+      const [product, userAgent] = await Promise.all([browser.version(), browser.userAgent()]);
+      const presentation = presentationOf(product, userAgent);
+      if (presentation === null) {
+        options.logger?.warn(
+          { product },
+          'unknown Chromium build: captures keep its own user agent, and challenges get a pause',
+        );
+      }
       const instance = new BrowserInstance(
         browser,
         spawned as ChildProcess & { pid: number },
-        { dir, tmpDir: tmp, child, transport },
+        { dir, tmpDir: tmp, child, transport, presentation },
         options.logger,
       );
       await instance.#setup();

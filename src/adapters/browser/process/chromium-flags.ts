@@ -58,7 +58,7 @@ export interface ChromiumArgsOptions {
   root: boolean;
 }
 
-/** Command-line flags beyond puppeteer's defaults (which add --headless=new, --disable-extensions...). */
+/** Command-line flags beyond puppeteer's defaults (which add --headless, --disable-extensions...). */
 export function chromiumArgs(options: ChromiumArgsOptions): string[] {
   const args = [
     '--disable-background-networking',
@@ -120,14 +120,20 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
 }
 
 /**
- * Chromium's command line: what puppeteer's launch() gives for `headless: true, pipe: true`
+ * Chromium's command line: what puppeteer's launch() gives for `headless: 'shell', pipe: true`
+ * (a plain `--headless`: the headless shell's only mode, and the full browser's new headless
+ * mode since Chromium 132, so one command line serves both engines, docs/engine.md)
  * with our profile and flags (its defaults, with our --disable-features merged into its own),
  * less --disable-popup-blocking: Chromium's own popup blocker stays on, so a page without a
  * user gesture (and ours never get one) cannot open windows at all; the targetcreated closer
  * is the second line.
  */
 export function chromiumCommandLine(profile: string, options: ChromiumArgsOptions): string[] {
-  const args = defaultArgs({ headless: true, userDataDir: profile, args: chromiumArgs(options) });
+  const args = defaultArgs({
+    headless: 'shell',
+    userDataDir: profile,
+    args: chromiumArgs(options),
+  });
   return [...args.filter((arg) => arg !== '--disable-popup-blocking'), '--remote-debugging-pipe'];
 }
 

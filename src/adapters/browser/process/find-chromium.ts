@@ -1,6 +1,11 @@
 import { accessSync, closeSync, constants, openSync, readSync, statSync } from 'node:fs';
 
+/**
+ * Where Chromium is looked for, in order: the headless shell first (Debian's
+ * `chromium-headless-shell`, the default engine, docs/engine.md), then the full browser.
+ */
 export const CHROMIUM_CANDIDATES = [
+  '/usr/bin/chromium-headless-shell',
   '/usr/bin/chromium',
   '/usr/bin/chromium-browser',
   '/usr/bin/google-chrome',
@@ -38,6 +43,8 @@ const WRAPPED_BINARIES: Record<string, string> = {
   // Debian's launcher sources /etc/chromium.d, which adds --enable-remote-extensions,
   // --load-extension and GPU flags we do not want, and prints shell noise on stderr.
   '/usr/bin/chromium': '/usr/lib/chromium/chromium',
+  // A two-line `exec` wrapper: spawning the binary saves a shell per launch.
+  '/usr/bin/chromium-headless-shell': '/usr/lib/chromium/chromium-headless-shell',
 };
 
 /**
