@@ -28,7 +28,7 @@ import { findChromium, launchableBinary } from '../process/find-chromium.ts';
 import { BrowserSupervisor } from './browser-supervisor.ts';
 import { PagePool } from './page-pool.ts';
 import { RenderTimes } from './render-times.ts';
-import { SlotQueue } from './slot-queue.ts';
+import { MAX_TIMER_MS, SlotQueue } from './slot-queue.ts';
 
 export const DEFAULT_MAX_PAGE_HEIGHT = 65_535;
 /** 64 megapixels (SI: 64 million). */
@@ -202,9 +202,11 @@ export class ChromiumRenderer implements Renderer {
     const controller = new AbortController();
     const running: Running = { controller, page: null };
     this.#running.add(running);
+    // Capped at Node's longest timer: a longer delay would fire at once (a deadline more than
+    // 24.8 days ahead, which only a clock moved forward in a test gives).
     const timer = setTimeout(
       () => controller.abort(running.page?.timeoutError() ?? startTimeout('starting the browser')),
-      Math.max(0, control.deadline - started),
+      Math.min(MAX_TIMER_MS, Math.max(0, control.deadline - started)),
     );
     const onAbort = (): void => controller.abort(control.signal?.reason);
     control.signal?.addEventListener('abort', onAbort, { once: true });

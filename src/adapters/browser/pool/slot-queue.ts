@@ -30,7 +30,7 @@ const DEMAND_HALF_LIFE_MS = 5_000;
 const DEMAND_CLIENTS = 10_000;
 
 /** setTimeout's largest delay; later deadlines are re-armed. */
-const MAX_TIMER_MS = 2_147_483_647;
+export const MAX_TIMER_MS = 2_147_483_647;
 
 /** Who a slot is for, and how many slots that client may hold at once. */
 export interface SlotClient {
