@@ -8,7 +8,10 @@
  * - a preset's user agent still wins, with client hints that match it or none;
  * - an HTTP authentication challenge (a subresource, a cross-site frame, the document itself)
  *   never holds the capture: the shell cancels it by itself, the full browser through our
- *   per-request pause.
+ *   per-request pause;
+ * - both ask for US English (the shell alone would send no Accept-Language);
+ * - a PDF target: the full browser shows it in its viewer, the shell (no viewer) refuses it
+ *   with a message that says why.
  * And our GREASE brand is the one the engine makes itself (the full browser, nothing
  * overridden, read with plain puppeteer).
  */
@@ -24,8 +27,19 @@ import {
 } from '../../src/adapters/browser/process/find-chromium.ts';
 import { DEVICES } from '../../src/domain/captures/devices.ts';
 import type { RenderOptions } from '../../src/domain/captures/renderer.ts';
+import type { AppError } from '../../src/domain/errors.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { startRenderer, type TestRenderer } from './helpers.ts';
+
+/** A one-page PDF with nothing on it. */
+const MINIMAL_PDF = [
+  '%PDF-1.4',
+  '1 0 obj <</Type /Catalog /Pages 2 0 R>> endobj',
+  '2 0 obj <</Type /Pages /Kids [3 0 R] /Count 1>> endobj',
+  '3 0 obj <</Type /Page /Parent 2 0 R /MediaBox [0 0 200 200]>> endobj',
+  'trailer <</Root 1 0 R>>',
+  '%%EOF',
+].join('\n');
 
 const ENGINES = [
   { engine: 'shell', path: '/usr/bin/chromium-headless-shell' },
@@ -34,11 +48,12 @@ const ENGINES = [
 
 type Report = Record<
   'page' | 'frame' | 'worker',
-  { ua: string; brands: string[]; platform: string; full: string[] }
+  { ua: string; brands: string[]; languages: string[]; platform: string; full: string[] }
 >;
 
 interface Seen {
   path: string;
+  languages: string | undefined;
   ua: string | undefined;
   brands: string | undefined;
   platform: string | undefined;
@@ -52,6 +67,7 @@ const REPORT = `
     return {
       ua: navigator.userAgent,
       brands: d ? d.brands.map((b) => b.brand + '/' + b.version) : null,
+      languages: navigator.languages,
       platform: d ? d.platform : null,
       full: d ? (await d.getHighEntropyValues(['fullVersionList'])).fullVersionList
         .map((b) => b.brand + '/' + b.version) : null,
@@ -78,6 +94,7 @@ for (const { engine, path } of ENGINES) {
     const record = (req: IncomingMessage): void => {
       seen.push({
         path: (req.url ?? '').split('?')[0] ?? '',
+        languages: req.headers['accept-language'],
         ua: req.headers['user-agent'],
         brands: req.headers['sec-ch-ua'] as string | undefined,
         platform: req.headers['sec-ch-ua-platform'] as string | undefined,
@@ -151,6 +168,9 @@ for (const { engine, path } of ENGINES) {
           </script><p>open</p>`,
         ),
         '/locked': locked,
+        '/doc.pdf': (_req, res) => {
+          res.writeHead(200, { 'content-type': 'application/pdf' }).end(MINIMAL_PDF);
+        },
       });
       other = await startSite(
         {
@@ -191,6 +211,7 @@ for (const { engine, path } of ENGINES) {
         );
         assert.ok(r.full.includes(`Chromium/${version}`), `${where} fullVersionList ${r.full}`);
         assert.equal(r.platform, 'Linux', where);
+        assert.deepEqual(r.languages, ['en-US', 'en'], `${where} navigator.languages`);
       }
       const paths = new Set(seen.map((s) => s.path));
       for (const p of ['/', '/pixel.svg', '/worker.js', '/from-worker', '/frame']) {
@@ -198,11 +219,15 @@ for (const { engine, path } of ENGINES) {
       }
       for (const s of seen) {
         assert.match(s.ua ?? '', chromeUa, `User-Agent of ${s.path}`);
-        // A worker's requests carry no client hints, on either engine, overridden or not.
+        // A worker's requests carry no client hints, on either engine, overridden or not; on
+        // the shell their Accept-Language is its --accept-lang as written (docs/engine.md).
         if (s.path === '/worker.js' || s.path === '/from-worker') {
           assert.equal(s.brands, undefined, s.path);
+          assert.match(s.languages ?? '', /^en-US,en(;q=0\.9)?$/, `Accept-Language of ${s.path}`);
           continue;
         }
+        // The shell alone would send no Accept-Language at all.
+        assert.equal(s.languages, 'en-US,en;q=0.9', `Accept-Language of ${s.path}`);
         assert.equal(
           s.brands,
           chromiumBrands(Number(major), null)
@@ -244,6 +269,26 @@ for (const { engine, path } of ENGINES) {
       assert.equal(door.targetStatus, 401);
       assert.ok(Date.now() - started < 20_000, `${Date.now() - started} ms`);
     });
+
+    it(
+      engine === 'shell'
+        ? 'a PDF target is refused with a message that names the missing PDF viewer'
+        : 'a PDF target is shown in the PDF viewer',
+      async () => {
+        const started = Date.now();
+        const attempt = t.render({ url: `${site.origin}/doc.pdf` }, 20_000);
+        if (engine === 'shell') {
+          await assert.rejects(attempt, (err: AppError) => {
+            assert.equal(err.code, 'target_unreachable');
+            assert.match(err.message, /answered with a PDF file, not a page: the headless shell/);
+            return true;
+          });
+        } else {
+          assert.equal((await attempt).targetStatus, 200);
+        }
+        assert.ok(Date.now() - started < 20_000);
+      },
+    );
   });
 }
 
@@ -257,6 +302,38 @@ function renderWithOther(
 ) {
   return t.render({ url: `${url}#${otherOrigin}`, ...options }, timeoutMs);
 }
+
+describe('site isolation on both engines', () => {
+  for (const { engine, path } of ENGINES) {
+    it(`${engine}: a cross-site frame runs in a process of its own (an iframe target)`, async () => {
+      const found = findChromium(path);
+      assert.ok(found, `${path} is installed`);
+      const framed = await startSite({ '/f': page('<p>framed</p>') }, '127.0.0.2');
+      const site = await startSite({
+        '/': page(`<iframe src="${framed.origin}/f"></iframe>`),
+      });
+      // The service's own flags (chromium-flags.ts), as the renderer starts its browser.
+      const browser = await launch({
+        executablePath: launchableBinary(found),
+        headless: 'shell',
+        pipe: true,
+        args: chromiumArgs({ root: process.getuid?.() === 0 }),
+      });
+      try {
+        const tab = await browser.newPage();
+        await tab.goto(`${site.origin}/`);
+        const session = await browser.target().createCDPSession();
+        const { targetInfos } = await session.send('Target.getTargets');
+        const frames = targetInfos.filter((t) => t.type === 'iframe').map((t) => t.url);
+        assert.deepEqual(frames, [`${framed.origin}/f`]);
+      } finally {
+        await browser.close();
+        await site.close();
+        await framed.close();
+      }
+    });
+  }
+});
 
 describe("the GREASE brand is the engine's own", () => {
   it('the full browser, nothing overridden, lists the brands chromiumBrands makes', async () => {

@@ -16,7 +16,11 @@ import {
   findChromium,
   launchableBinary,
 } from '../../src/adapters/browser/process/find-chromium.ts';
-import { processesMentioning } from '../../src/adapters/browser/process/proc.ts';
+import {
+  listProcesses,
+  processesMentioning,
+  processTree,
+} from '../../src/adapters/browser/process/proc.ts';
 import { resolveCaptureOptions } from '../../src/domain/captures/capture-options.ts';
 import type { Renderer, RenderOptions } from '../../src/domain/captures/renderer.ts';
 import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
@@ -97,16 +101,28 @@ export function tempDirs(dataDir: string): string[] {
 }
 
 /**
- * Live processes started for this renderer: their command line names its data dir (the
- * browser and its children) or one of its temp dirs (crashpad handlers, which live outside
- * the browser's process group). `extraTempDirs`: temp dirs seen earlier, e.g. before a close.
+ * Live processes started for this renderer: those whose command line names its data dir (the
+ * browser; on the full browser its children too) or one of its temp dirs (crashpad handlers,
+ * which live outside the browser's process group), and their process trees (the headless
+ * shell's children carry no --user-data-dir). `extraTempDirs`: temp dirs seen earlier, e.g.
+ * before a close.
  */
-export const chromiumProcesses = (dataDir: string, extraTempDirs: string[] = []): number[] => [
-  ...new Set([
+export function chromiumProcesses(dataDir: string, extraTempDirs: string[] = []): number[] {
+  const named = [
     ...processesMentioning(join(dataDir, 'chromium')),
     ...[...tempDirs(dataDir), ...extraTempDirs].flatMap((dir) => processesMentioning(dir)),
-  ]),
-];
+  ];
+  const procs = listProcesses();
+  return [
+    ...new Set(
+      named.flatMap((pid) =>
+        processTree(pid, procs)
+          .filter((p) => p.state !== 'Z')
+          .map((p) => p.pid),
+      ),
+    ),
+  ];
+}
 
 /** Our renderer processes (one per page, roughly). */
 export function rendererPids(dataDir: string): number[] {

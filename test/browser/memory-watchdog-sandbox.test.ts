@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findChromium } from '../../src/adapters/browser/process/find-chromium.ts';
+import {
+  findChromium,
+  launchableBinary,
+} from '../../src/adapters/browser/process/find-chromium.ts';
 import { MemoryWatchdog } from '../../src/adapters/browser/process/memory-watchdog.ts';
 import { killTree } from '../../src/adapters/browser/process/proc.ts';
 
@@ -16,8 +19,10 @@ import { killTree } from '../../src/adapters/browser/process/proc.ts';
 
 /** Runs Chromium with its sandbox on: as uid 65534 when we are root, else as ourselves. */
 function sandboxedChromiumCommand(): { command: string; args: string[] } | null {
-  const binary = findChromium();
-  if (binary === null) return null;
+  const found = findChromium();
+  if (found === null) return null;
+  // The binary itself, not a launcher script: the browser must be the process we spawn.
+  const binary = launchableBinary(found);
   if (process.getuid?.() !== 0) return { command: binary, args: [] };
   if (!existsSync('/usr/bin/setpriv')) return null;
   return {
@@ -48,7 +53,7 @@ describe('MemoryWatchdog on a sandboxed Chromium', () => {
       cmd.command,
       [
         ...cmd.args,
-        '--headless=new',
+        '--headless',
         '--disable-gpu',
         '--no-first-run',
         `--user-data-dir=${join(dir, 'profile')}`,

@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path';
 import { defaultArgs } from 'puppeteer-core';
+import { DEFAULT_ACCEPT_LANGUAGE } from './engine.ts';
 
 const DISABLED_FEATURES = [
   'Translate',
@@ -84,6 +85,17 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     // ERR_ABORTED on Chromium 156). Their database lives under our HOME, so close() finds
     // and kills them by our directory in their command line.
     '--disable-breakpad',
+    // The headless shell has no popup blocker: without this, window.open and target=_blank
+    // open windows (each loading its page) until the targetcreated closer gets to them. With
+    // it every new window fails at once (test/browser/render-failures.test.ts, 50 popups).
+    // The full browser ignores it; its own popup blocker refuses popups without a user
+    // gesture (see chromiumCommandLine).
+    '--block-new-web-contents',
+    // Every site in a renderer process of its own, a cross-site frame included: the full
+    // browser does it by default, the headless shell does not (a cross-site iframe shared its
+    // page's process there; test/browser/engine.test.ts). A page is hostile code, and this is
+    // the boundary between the sites of one capture.
+    '--site-per-process',
     '--no-first-run',
     '--no-default-browser-check',
     '--no-pings',
@@ -96,6 +108,11 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     '--hide-scrollbars',
     '--disable-gpu',
     '--autoplay-policy=user-gesture-required',
+    // The headless shell's languages when nothing overrides them (a worker's navigator.languages,
+    // which the page's user agent override does not reach): a Chrome set up in US English,
+    // what the full browser has by default (engine.ts DEFAULT_ACCEPT_LANGUAGE). The full
+    // browser ignores the switch.
+    `--accept-lang=${DEFAULT_ACCEPT_LANGUAGE}`,
   ];
   if (options.root) {
     // Running as root (as in this container): Chromium refuses to start its sandbox. The page

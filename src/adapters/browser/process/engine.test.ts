@@ -100,14 +100,14 @@ describe('userAgentOverride', () => {
 
   it('a Safari user agent sends no client hints, as Safari sends none', () => {
     const safari = DEVICES.find((d) => d.name === 'iphone-15')?.userAgent ?? '';
-    const o = userAgentOverride(presentation, safari, '');
-    assert.deepEqual(o, { userAgent: safari, acceptLanguage: '' });
+    const o = userAgentOverride(presentation, safari, null);
+    assert.deepEqual(o, { userAgent: safari, acceptLanguage: 'en-US,en' });
   });
 
   it("an Android Chrome preset's client hints are Android's, mobile, with its model", () => {
     const pixel = DEVICES.find((d) => d.name === 'pixel-5')?.userAgent ?? '';
     assert.match(pixel, /Android.*Chrome/);
-    const hints = userAgentOverride(presentation, pixel, '').userAgentMetadata;
+    const hints = userAgentOverride(presentation, pixel, null).userAgentMetadata;
     assert.ok(hints);
     assert.equal(hints.platform, 'Android');
     assert.equal(hints.mobile, true);
@@ -136,6 +136,6 @@ describe('userAgentOverride', () => {
 
   it('another Chromium browser (Edge) keeps its own user agent, no Chrome hints', () => {
     const edge = `${CHROME_UA} Edg/156.0.0.0`;
-    assert.equal(userAgentOverride(presentation, edge, '').userAgentMetadata, undefined);
+    assert.equal(userAgentOverride(presentation, edge, null).userAgentMetadata, undefined);
   });
 });

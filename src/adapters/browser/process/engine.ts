@@ -187,16 +187,25 @@ export function clientHintsOf(
 }
 
 /**
+ * The languages a capture without a `locale` asks for: those of a Chrome set up in US English
+ * (Accept-Language `en-US,en;q=0.9`, navigator.languages `['en-US', 'en']`). The full browser
+ * has them by default; the headless shell would send no Accept-Language header at all, which a
+ * real browser never does.
+ */
+export const DEFAULT_ACCEPT_LANGUAGE = 'en-US,en';
+
+/**
  * The user agent override for a capture: the caller's or the device preset's user agent with
- * the client hints that go with it, or the presentation's own. `acceptLanguage` is the
- * capture's locale (empty: the engine's).
+ * the client hints that go with it, or the presentation's own. `locale` is the capture's
+ * (null: DEFAULT_ACCEPT_LANGUAGE).
  */
 export function userAgentOverride(
   presentation: Presentation | null,
   userAgent: string | null,
-  acceptLanguage: string,
+  locale: string | null,
   arch: string = process.arch,
 ): { userAgent: string; acceptLanguage: string; userAgentMetadata?: ClientHints } {
+  const acceptLanguage = locale ?? DEFAULT_ACCEPT_LANGUAGE;
   if (userAgent === null) {
     if (presentation === null) return { userAgent: '', acceptLanguage };
     return {

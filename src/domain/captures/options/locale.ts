@@ -25,7 +25,7 @@ export const locale = defineOption({
     maxLength: BOUNDS.capture.maxLocaleLength,
     description:
       'A BCP 47 language tag: the Accept-Language header, navigator.language and the ' +
-      "page's Intl formats. Default: Chromium's own (en-US).",
+      "page's Intl formats. Default: US English (Accept-Language en-US,en;q=0.9).",
   }),
   resolve: (value) => ({ locale: value === undefined ? null : canonicalLocale(value) }),
   cacheKey: (o) => o.locale ?? undefined,
