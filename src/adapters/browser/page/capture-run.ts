@@ -77,8 +77,12 @@ export class CaptureRun implements StepPage {
   activeAfterLoad = false;
   /** Last main-frame document response (redirect hops included, final one last). */
   mainResponse: HTTPResponse | null = null;
-  /** The main document answered as an attachment (Chromium turns that into a denied download). */
-  download = false;
+  /**
+   * The main document answered as an attachment, or as a PDF (which the headless shell, with
+   * no PDF viewer, turns into a download): Chromium denies the download and aborts; null for a
+   * document it displays.
+   */
+  download: 'attachment' | 'pdf' | null = null;
   /** Scheme of a non-http(s) redirect, which Chromium ends as ERR_ABORTED. */
   unsafeRedirect: string | null = null;
   readonly checks = new Set<Promise<void>>();

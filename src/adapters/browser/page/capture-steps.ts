@@ -136,7 +136,7 @@ export async function load(run: CaptureRun, o: RenderOptions): Promise<number | 
     if (signal.aborted) throw signal.reason;
     // A refused redirect hop explains a failed navigation better than the net error does.
     await run.settleChecks();
-    if (netErrorCode(String(err)) === 'ERR_ABORTED' && !run.download) {
+    if (netErrorCode(String(err)) === 'ERR_ABORTED' && run.download === null) {
       // The raw headers of the redirect come from the network service and may trail the
       // failure: a few ms on a quiet machine, more on a loaded one (seen in a suite run).
       const until = performance.now() + ABORTED_REDIRECT_GRACE_MS;

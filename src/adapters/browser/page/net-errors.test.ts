@@ -24,7 +24,7 @@ describe('navigationError', () => {
       ['ERR_SSL_PROTOCOL_ERROR', 'TLS'],
       ['ERR_SOMETHING_NEW', 'ERR_SOMETHING_NEW'],
     ] as const) {
-      const err = navigationError(code, url, { download: false });
+      const err = navigationError(code, url, { download: null });
       assert.equal(err.code, 'target_unreachable', code);
       assert.ok(err.message.startsWith('could not reach example.test:8080: '), err.message);
       assert.ok(err.message.includes(reason), `${code}: ${err.message}`);
@@ -33,11 +33,15 @@ describe('navigationError', () => {
 
   it('a refused redirect scheme is url_not_allowed; an aborted download is unreachable', () => {
     assert.equal(
-      navigationError('ERR_UNSAFE_REDIRECT', url, { download: false }).code,
+      navigationError('ERR_UNSAFE_REDIRECT', url, { download: null }).code,
       'url_not_allowed',
     );
-    const download = navigationError('ERR_ABORTED', url, { download: true });
+    const download = navigationError('ERR_ABORTED', url, { download: 'attachment' });
     assert.equal(download.code, 'target_unreachable');
     assert.match(download.message, /download/);
+    // The headless shell has no PDF viewer: a PDF is a denied download there, and says so.
+    const pdf = navigationError('ERR_ABORTED', url, { download: 'pdf' });
+    assert.equal(pdf.code, 'target_unreachable');
+    assert.match(pdf.message, /^example\.test:8080 answered with a PDF file, not a page/);
   });
 });

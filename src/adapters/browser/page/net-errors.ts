@@ -56,12 +56,22 @@ function hostOf(url: string): string {
 }
 
 /** The AppError for a navigation that failed with `code` (net::ERR_* without the prefix). */
-export function navigationError(code: string, url: string, hints: { download: boolean }): AppError {
+export function navigationError(
+  code: string,
+  url: string,
+  hints: { download: 'attachment' | 'pdf' | null },
+): AppError {
   const host = hostOf(url);
   if (UNSAFE_REDIRECT.has(code)) {
     return new AppError('url_not_allowed', `${host} redirected to a URL that is not http(s)`);
   }
-  if (code === 'ERR_ABORTED' && hints.download) {
+  if (code === 'ERR_ABORTED' && hints.download === 'pdf') {
+    return new AppError(
+      'target_unreachable',
+      `${host} answered with a PDF file, not a page: the headless shell has no PDF viewer (docs/engine.md)`,
+    );
+  }
+  if (code === 'ERR_ABORTED' && hints.download === 'attachment') {
     return new AppError('target_unreachable', `${host} answered with a file download, not a page`);
   }
   let reason = REASONS[code];

@@ -117,7 +117,9 @@ export class NetworkWatch {
       );
       return;
     }
-    if (/^\s*attachment/i.test(headers['content-disposition'] ?? '')) run.download = true;
+    if (/^\s*attachment/i.test(headers['content-disposition'] ?? '')) run.download = 'attachment';
+    // The headless shell has no PDF viewer: it turns a PDF document into a denied download.
+    else if (/^\s*application\/pdf\b/i.test(headers['content-type'] ?? '')) run.download = 'pdf';
   }
 
   /**
