@@ -205,7 +205,11 @@ async function frameFullPage(
   const zoom = o.mobile
     ? pageZoomValue(await run.step(inIsolatedWorld(run.page, pageZoom)))
     : { scale: 1, width: o.width };
-  const scale = Math.min(1, zoom.scale);
+  // The zoom a phone settles at: its screen over the layout's width (980 CSS px for a page
+  // without a viewport tag). The visual viewport's own scale is no measure of it: while content
+  // overflows the layout (an element sliding in from the side), the phone zooms out further
+  // for a moment, and a scale read then drew the layout in part of the image.
+  const scale = Math.min(1, o.width / zoom.width);
   // Device px per CSS px of the document.
   const dsf = o.deviceScaleFactor * scale;
   // The tallest image the bounds allow at this width: no need to scroll beyond it.
