@@ -18,6 +18,7 @@ export const DOC_PAGES: ReadonlyArray<{ slug: string; file: string; nav: string 
   { slug: 'limits', file: 'plans-and-limits.md', nav: 'Plans and limits' },
   { slug: 'self-hosting', file: 'deployment.md', nav: 'Self-hosting' },
   { slug: 'security', file: 'security.md', nav: 'Security model' },
+  { slug: 'engine', file: 'engine.md', nav: 'The engine' },
   { slug: 'egress', file: 'egress.md', nav: 'Egress rules' },
   { slug: 'mcp', file: 'mcp.md', nav: 'MCP server' },
   { slug: 'contents', file: 'README.md', nav: 'All pages' },

@@ -19,7 +19,7 @@ export const CAPTURE_FIELDS = {
   reduced_motion: { type: 'boolean', help: '' },
   hide_selectors: { type: 'array', help: '' },
   omit_background: { type: 'boolean', help: 'Transparent background (png/webp).' },
-  user_agent: { type: 'string', help: 'The User-Agent the page\'s requests send and navigator.userAgent reports.' },
+  user_agent: { type: 'string', help: 'The User-Agent the page\'s requests send and navigator.userAgent reports; the Sec-CH-UA client hints and navigator.userAgentData follow it.' },
   locale: { type: 'string', help: 'A BCP 47 language tag: the Accept-Language header, navigator.language and the page\'s Intl formats.' },
   timezone: { type: 'string', help: 'An IANA time zone name for the page\'s clock.' },
   media_type: { type: 'string', help: 'One of screen, print. The CSS media type the page is rendered for.' },

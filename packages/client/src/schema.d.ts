@@ -199,7 +199,7 @@ export interface paths {
                                 device_scale_factor: number;
                                 mobile: boolean;
                                 has_touch: boolean;
-                                /** @description null: Chromium's own. */
+                                /** @description null: the capture's default user agent (Chrome with the engine's version). */
                                 user_agent: string | null;
                             }[];
                         };
@@ -1302,9 +1302,9 @@ export interface paths {
                         hide_selectors?: string[];
                         /** @description Transparent background (png/webp). */
                         omit_background?: boolean;
-                        /** @description The User-Agent the page's requests send and navigator.userAgent reports. Default: the service's Chromium. */
+                        /** @description The User-Agent the page's requests send and navigator.userAgent reports; the Sec-CH-UA client hints and navigator.userAgentData follow it. Default: Chrome with the version of the service's Chromium (never HeadlessChrome). */
                         user_agent?: string;
-                        /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: Chromium's own (en-US). */
+                        /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: US English (Accept-Language en-US,en;q=0.9). */
                         locale?: string;
                         /** @description An IANA time zone name for the page's clock. Default UTC, whatever the server's. */
                         timezone?: string;
@@ -1707,9 +1707,9 @@ export interface paths {
                             hide_selectors?: string[];
                             /** @description Transparent background (png/webp). */
                             omit_background?: boolean;
-                            /** @description The User-Agent the page's requests send and navigator.userAgent reports. Default: the service's Chromium. */
+                            /** @description The User-Agent the page's requests send and navigator.userAgent reports; the Sec-CH-UA client hints and navigator.userAgentData follow it. Default: Chrome with the version of the service's Chromium (never HeadlessChrome). */
                             user_agent?: string;
-                            /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: Chromium's own (en-US). */
+                            /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: US English (Accept-Language en-US,en;q=0.9). */
                             locale?: string;
                             /** @description An IANA time zone name for the page's clock. Default UTC, whatever the server's. */
                             timezone?: string;
@@ -2571,9 +2571,9 @@ export interface paths {
                             hide_selectors?: string[];
                             /** @description Transparent background (png/webp). */
                             omit_background?: boolean;
-                            /** @description The User-Agent the page's requests send and navigator.userAgent reports. Default: the service's Chromium. */
+                            /** @description The User-Agent the page's requests send and navigator.userAgent reports; the Sec-CH-UA client hints and navigator.userAgentData follow it. Default: Chrome with the version of the service's Chromium (never HeadlessChrome). */
                             user_agent?: string;
-                            /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: Chromium's own (en-US). */
+                            /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: US English (Accept-Language en-US,en;q=0.9). */
                             locale?: string;
                             /** @description An IANA time zone name for the page's clock. Default UTC, whatever the server's. */
                             timezone?: string;
@@ -3981,9 +3981,9 @@ export interface paths {
                             hide_selectors?: string[];
                             /** @description Transparent background (png/webp). */
                             omit_background?: boolean;
-                            /** @description The User-Agent the page's requests send and navigator.userAgent reports. Default: the service's Chromium. */
+                            /** @description The User-Agent the page's requests send and navigator.userAgent reports; the Sec-CH-UA client hints and navigator.userAgentData follow it. Default: Chrome with the version of the service's Chromium (never HeadlessChrome). */
                             user_agent?: string;
-                            /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: Chromium's own (en-US). */
+                            /** @description A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: US English (Accept-Language en-US,en;q=0.9). */
                             locale?: string;
                             /** @description An IANA time zone name for the page's clock. Default UTC, whatever the server's. */
                             timezone?: string;

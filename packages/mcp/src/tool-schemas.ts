@@ -111,13 +111,13 @@ export const CAPTURE_OPTIONS_SCHEMA: ObjectSchema = {
       "type": "string",
       "minLength": 1,
       "maxLength": 512,
-      "description": "The User-Agent the page's requests send and navigator.userAgent reports. Default: the service's Chromium."
+      "description": "The User-Agent the page's requests send and navigator.userAgent reports; the Sec-CH-UA client hints and navigator.userAgentData follow it. Default: Chrome with the version of the service's Chromium (never HeadlessChrome)."
     },
     "locale": {
       "type": "string",
       "minLength": 1,
       "maxLength": 35,
-      "description": "A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: Chromium's own (en-US)."
+      "description": "A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: US English (Accept-Language en-US,en;q=0.9)."
     },
     "timezone": {
       "type": "string",
@@ -556,13 +556,13 @@ export const MONITOR_REQUEST_SCHEMA: ObjectSchema = {
           "type": "string",
           "minLength": 1,
           "maxLength": 512,
-          "description": "The User-Agent the page's requests send and navigator.userAgent reports. Default: the service's Chromium."
+          "description": "The User-Agent the page's requests send and navigator.userAgent reports; the Sec-CH-UA client hints and navigator.userAgentData follow it. Default: Chrome with the version of the service's Chromium (never HeadlessChrome)."
         },
         "locale": {
           "type": "string",
           "minLength": 1,
           "maxLength": 35,
-          "description": "A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: Chromium's own (en-US)."
+          "description": "A BCP 47 language tag: the Accept-Language header, navigator.language and the page's Intl formats. Default: US English (Accept-Language en-US,en;q=0.9)."
         },
         "timezone": {
           "type": "string",

@@ -2,7 +2,7 @@
  * Device presets (`device`, docs/api.md, "Devices"), listed by GET /v1/devices. Phones and
  * tablets are puppeteer-core's own device descriptors (`KnownDevices`, named in `source`;
  * test/devices.test.ts checks every value against the installed puppeteer), laptops and
- * desktops are common screen sizes with Chromium's own user agent (`userAgent: null`). Names
+ * desktops are common screen sizes with the capture's default user agent (`userAgent: null`). Names
  * are stable lowercase slugs: a preset may be added, never renamed.
  */
 export interface DevicePreset {
@@ -16,7 +16,7 @@ export interface DevicePreset {
   deviceScaleFactor: number;
   mobile: boolean;
   hasTouch: boolean;
-  /** null: Chromium's own. */
+  /** null: the capture's default (Chrome with the engine's version, docs/engine.md). */
   userAgent: string | null;
 }
 

@@ -10,8 +10,9 @@ export const userAgent = defineOption({
     minLength: 1,
     maxLength: BOUNDS.capture.maxUserAgentLength,
     description:
-      "The User-Agent the page's requests send and navigator.userAgent reports. Default: " +
-      "the service's Chromium.",
+      "The User-Agent the page's requests send and navigator.userAgent reports; the Sec-CH-UA " +
+      'client hints and navigator.userAgentData follow it. Default: Chrome with the version ' +
+      "of the service's Chromium (never HeadlessChrome).",
   }),
   resolve(value) {
     if (value !== undefined && !HEADER_TEXT.test(value)) {

@@ -11,7 +11,7 @@ const DeviceItem = Type.Object({
   mobile: Type.Boolean(),
   has_touch: Type.Boolean(),
   user_agent: Type.Union([Type.String(), Type.Null()], {
-    description: "null: Chromium's own.",
+    description: "null: the capture's default user agent (Chrome with the engine's version).",
   }),
 });
 
