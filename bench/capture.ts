@@ -21,6 +21,9 @@
  *   - the full service (HTTP POST /v1/screenshots, every capture a cache miss) beside the floor;
  *   - the encoder table: Page.captureScreenshot of the loaded realistic page with each
  *     candidate setting, time and bytes;
+ *   - the engine table: the renderer on the headless shell against the same renderer on the
+ *     full browser, both pages at concurrency 2, interleaved (target ENGINE_TARGET; the floor
+ *     and `leave` above run on the engine the renderer runs, findChromium's first: the shell);
  *   - the blocking table: the realistic page with each blocking flag (and all three), and a
  *     full page of it, beside the plain capture, interleaved (BLOCKING_VARIANTS);
  *   - a soak (trivial page) that checks the browser's process count and memory stay flat (when run
@@ -74,6 +77,13 @@ const CPU_TARGET = 1.1;
 const TARGET_CONCURRENCIES = [2, 4];
 /** c4 / c2 of the renderer's throughput must be at least this (1, less 5% of noise). */
 const SCALING_TARGET = 0.95;
+/** The renderer on the headless shell / the same renderer on the full browser (captures/s). */
+const ENGINE_TARGET = 1.3;
+/** The two engines of the engine table (docs/engine.md). */
+const ENGINE_PATHS = {
+  shell: '/usr/bin/chromium-headless-shell',
+  full: '/usr/bin/chromium',
+} as const;
 const SOAK_CAPTURES = 500;
 /** Captures between two process-count readings during the soak. */
 const SOAK_STEP = 25;
@@ -96,6 +106,9 @@ interface Plan {
   /** Rounds of the resize table, and captures per variant and round (at concurrency 2). */
   resizeRounds: number;
   resizeCaptures: number;
+  /** Rounds of the engine table, and captures per engine, page and round (concurrency 2). */
+  engineRounds: number;
+  engineCaptures: Record<PageName, number>;
 }
 
 // Sized so that the whole `npm run bench` stays under ten minutes on two cores: more rounds
@@ -111,6 +124,8 @@ const FULL: Plan = {
   blockingCaptures: 2,
   resizeRounds: 4,
   resizeCaptures: 6,
+  engineRounds: 4,
+  engineCaptures: { trivial: 8, realistic: 6 },
 };
 const QUICK: Plan = {
   rounds: 2,
@@ -123,6 +138,8 @@ const QUICK: Plan = {
   blockingCaptures: 2,
   resizeRounds: 2,
   resizeCaptures: 4,
+  engineRounds: 2,
+  engineCaptures: { trivial: 4, realistic: 4 },
 };
 
 export interface CaptureBenchOptions {
@@ -246,6 +263,8 @@ export interface CaptureBenchResult {
     { concurrency: number; service: Stats; floor: Stats; vsFloor: number }
   > | null;
   encoding: EncodingRow[];
+  /** The same renderer on each engine, interleaved (null: one of them is not installed). */
+  engines: EngineRow[] | null;
   targets: Array<{
     name: string;
     value: number;
@@ -690,6 +709,93 @@ async function encodingTable(
   }
 }
 
+export interface EngineRow {
+  page: PageName;
+  concurrency: number;
+  shell: Stats;
+  full: Stats;
+  /** Median over rounds of the shell's captures/s / the full browser's, same round. */
+  shellVsFull: number;
+  /** CPU ms per capture (Node and Chromium), over the rounds. */
+  cpuMs: { shell: number | null; full: number | null };
+}
+
+/**
+ * The service's renderer on the headless shell against the same renderer on the full browser
+ * (docs/engine.md): each its own pool with the same slots, flags and egress
+ * proxy, both pages at concurrency 2, the engines alternating in each round (their order
+ * swapped every round), CPU read from /proc around every run.
+ */
+async function engineTable(
+  policy: Parameters<typeof createBrowserRenderer>[0]['policy'],
+  urls: Record<PageName, string[]>,
+  dataDir: string,
+  plan: Plan,
+  failures: Failures,
+  log: (line: string) => void,
+): Promise<EngineRow[] | null> {
+  const missing = Object.values(ENGINE_PATHS).filter((path) => findChromium(path) === null);
+  if (missing.length > 0) {
+    log(`capture: engine table skipped, not installed: ${missing.join(', ')}`);
+    return null;
+  }
+  const engines = (['shell', 'full'] as const).map((engine) => {
+    const dir = join(dataDir, `engine-${engine}`);
+    const renderer = createBrowserRenderer({
+      policy,
+      chromium: {
+        dataDir: dir,
+        concurrency: SLOTS,
+        queueSize: 100,
+        maxPageHeight: 16_384,
+        executablePath: ENGINE_PATHS[engine],
+      },
+    });
+    return { engine, dir, renderer };
+  });
+  try {
+    for (const e of engines) await e.renderer.warm();
+    const c = 2;
+    const rows: EngineRow[] = [];
+    for (const page of PAGE_NAMES) {
+      const runs = { shell: [] as Run[], full: [] as Run[] };
+      for (const e of engines) {
+        await drive(urls[page], 4, c, rendererCapture(e.renderer), failures, `engine ${e.engine}`);
+      }
+      for (let r = 0; r < plan.engineRounds; r++) {
+        for (const e of r % 2 === 0 ? engines : [...engines].reverse()) {
+          const run = await drive(
+            urls[page],
+            plan.engineCaptures[page],
+            c,
+            rendererCapture(e.renderer),
+            failures,
+            `engine ${e.engine} ${page}`,
+            () => rendererBrowserPid(e.dir),
+          );
+          runs[e.engine].push(run);
+        }
+      }
+      const cpuMs = (list: Run[]) => {
+        const parts = cpuPerCapture(list);
+        return parts === null ? null : round(parts.total, 1);
+      };
+      rows.push({
+        page,
+        concurrency: c,
+        shell: summarize(runs.shell),
+        full: summarize(runs.full),
+        shellVsFull: ratio(runs.shell, runs.full),
+        cpuMs: { shell: cpuMs(runs.shell), full: cpuMs(runs.full) },
+      });
+      log(`capture: engine table, ${page} done`);
+    }
+    return rows;
+  } finally {
+    for (const e of engines) await e.renderer.close().catch(() => {});
+  }
+}
+
 export async function runCaptureBench(
   options: CaptureBenchOptions = {},
 ): Promise<CaptureBenchResult> {
@@ -855,6 +961,18 @@ export async function runCaptureBench(
       );
     }
 
+    log('capture: the renderer on each engine');
+    const engines = await engineTable(egress.pagePolicy, urls, dataDir, plan, failures, log);
+    for (const row of engines ?? []) {
+      targets.push({
+        name: `${row.page}, concurrency ${row.concurrency}: renderer on the shell / on the full browser (captures/s)`,
+        value: row.shellVsFull,
+        threshold: ENGINE_TARGET,
+        met: row.shellVsFull >= ENGINE_TARGET,
+        beside: `CPU per capture ${row.cpuMs.shell ?? '?'} ms vs ${row.cpuMs.full ?? '?'} ms`,
+      });
+    }
+
     log('capture: blocking flags');
     const blocking = await blockingTable(
       renderer,
@@ -986,6 +1104,7 @@ export async function runCaptureBench(
       scaling,
       service: serviceRows,
       encoding: encoding.rows,
+      engines,
       blocking,
       resize,
       documents,
@@ -1121,6 +1240,25 @@ export function captureMarkdown(r: CaptureBenchResult): string {
       `| ${e.format} | ${e.setting} | ${f1(e.msPerCapture)} | ${f1(e.bytes / 1024)} | ` +
         `${f2(t)}x | ${f2(b)}x | ${e.chosen ? '**chosen**' : ''} |`,
     );
+  }
+  if (r.engines) {
+    lines.push(
+      '',
+      '### Engines: the renderer on the headless shell against the same renderer on the full browser',
+      '',
+      'Each engine its own pool (same slots, flags and egress proxy), the engines alternating ' +
+        'in each round. Ratio: median over rounds of the captures/s of the shell / the full ' +
+        "browser's, same round. CPU: Node and Chromium per capture.",
+      '',
+      '| Page | Workers | Shell | Full browser | Shell / full | CPU ms, shell | CPU ms, full |',
+      '|---|---|---|---|---|---|---|',
+    );
+    for (const e of r.engines) {
+      lines.push(
+        `| ${e.page} | ${e.concurrency} | ${cell(e.shell)} | ${cell(e.full)} | ` +
+          `**${f2(e.shellVsFull)}x** | ${e.cpuMs.shell ?? '-'} | ${e.cpuMs.full ?? '-'} |`,
+      );
+    }
   }
   lines.push(
     '',
