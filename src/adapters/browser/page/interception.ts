@@ -64,17 +64,22 @@ function exactPattern(url: string): string {
   return url.replace(/[\\*?]/g, (c) => `\\${c}`);
 }
 
+/** Our own session's Fetch.enable parameters. */
+interface OwnFetch {
+  handleAuthRequests: boolean;
+  patterns: { urlPattern: string }[];
+}
+
 /**
  * What our own session's Fetch pauses for a capture without request rules: every request on an
- * engine that waits on challenges; on one that cancels them, only a document capture's
- * document and placeholder (null: Fetch off, nothing paused).
+ * engine that waits on challenges; on one that cancels them, a document capture's document and
+ * placeholder. `keep` (the shell, a capture of a URL): whatever the last capture left, so that
+ * captures taking turns send no Fetch command each; a request a stale pattern pauses is not a
+ * document of this capture's (the document is null), so it is let go at once.
  */
-function ownFetch(
-  engine: Engine,
-  doc: DocumentAnswers | null,
-): { handleAuthRequests: boolean; patterns: { urlPattern: string }[] } | null {
+function ownFetch(engine: Engine, doc: DocumentAnswers | null): OwnFetch | 'keep' {
   if (engine === 'full') return AUTH_ONLY_FETCH;
-  if (doc === null) return null;
+  if (doc === null) return 'keep';
   return {
     handleAuthRequests: false,
     patterns: [
@@ -146,10 +151,9 @@ export class RequestInterception {
     return this.#ownFetch(ownFetch(this.#engine, null));
   }
 
-  /** Our own session's Fetch set to `wanted` (null: off), sent only when it changes. */
-  async #ownFetch(
-    wanted: { handleAuthRequests: boolean; patterns: { urlPattern: string }[] } | null,
-  ): Promise<void> {
+  /** Our own session's Fetch set to `wanted` (null: off; keep: as it is), sent on a change. */
+  async #ownFetch(wanted: OwnFetch | 'keep' | null): Promise<void> {
+    if (wanted === 'keep') return;
     const key = wanted === null ? null : JSON.stringify(wanted);
     if (key === this.#fetch) return;
     this.#fetch = null;
