@@ -151,7 +151,7 @@ async function timedStart(
 async function baselineRun(executable: string, target: string): Promise<number> {
   const script = `
     import { launch } from 'puppeteer-core';
-    const browser = await launch({ executablePath: ${JSON.stringify(executable)}, headless: true,
+    const browser = await launch({ executablePath: ${JSON.stringify(executable)}, headless: 'shell',
       pipe: true, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
     const page = await browser.newPage();
     await page.setViewport(${JSON.stringify(VIEWPORT)});
