@@ -110,8 +110,8 @@ export function chromiumArgs(options: ChromiumArgsOptions): string[] {
     '--autoplay-policy=user-gesture-required',
     // The headless shell's languages when nothing overrides them (a worker's navigator.languages,
     // which the page's user agent override does not reach): a Chrome set up in US English,
-    // what the full browser has by default (engine.ts DEFAULT_ACCEPT_LANGUAGE). The full
-    // browser ignores the switch.
+    // what the full browser has by default (engine.ts DEFAULT_ACCEPT_LANGUAGE), so on it the
+    // switch changes nothing.
     `--accept-lang=${DEFAULT_ACCEPT_LANGUAGE}`,
   ];
   if (options.root) {

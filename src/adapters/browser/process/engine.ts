@@ -55,18 +55,19 @@ export function engineOf(product: string): Engine | null {
   return match[1] ? 'shell' : 'full';
 }
 
-/**
- * The GREASE brand Chromium puts among its brands for a major version, and where: the
- * algorithm of Chromium's components/embedder_support/user_agent_utils.cc (since 110), for a
- * build with no brand of its own (Chromium rather than Google Chrome). Checked against the
- * engine's own list by test/browser/engine.test.ts.
- */
 /** The first Chrome that sent Sec-CH-UA (and had navigator.userAgentData) by default. */
 const FIRST_CLIENT_HINTS_VERSION = 90;
 
 const GREASE_CHARS = [' ', '(', ':', '-', '.', '/', ')', ';', '=', '?', '_'];
 const GREASE_VERSIONS = ['8', '99', '24'];
 
+/**
+ * The brands Chromium lists for a major version, its GREASE brand among them and where: the
+ * algorithm of Chromium's components/embedder_support/user_agent_utils.cc (since 110), for a
+ * build with no brand of its own (Chromium rather than Google Chrome). `fullVersion` null: the
+ * major versions of Sec-CH-UA; else the full ones of Sec-CH-UA-Full-Version-List. Checked
+ * against the engine's own list by test/browser/engine.test.ts.
+ */
 export function chromiumBrands(major: number, fullVersion: string | null): BrandVersion[] {
   const grease: BrandVersion = {
     brand: `Not${GREASE_CHARS[major % 11]}A${GREASE_CHARS[(major + 1) % 11]}Brand`,
@@ -98,9 +99,9 @@ function platformOf(userAgent: string): PlatformFacts | null {
       formFactors: [mobile ? 'Mobile' : 'Tablet'],
     };
   }
-  const desktop = (platform: string, platformVersion = ''): PlatformFacts => ({
+  const desktop = (platform: string): PlatformFacts => ({
     platform,
-    platformVersion,
+    platformVersion: '',
     mobile: false,
     model: '',
     formFactors: ['Desktop'],
@@ -150,8 +151,9 @@ export function presentationOf(
  * The client hints that go with a user agent string: those of the Chrome it names (its major
  * version, its platform, mobile or not), or null for a browser that sends none (Safari,
  * Firefox), in which case the capture sends no Sec-CH-UA headers and navigator.userAgentData
- * lists no brands, as those browsers do; so does a Chrome older than 90, which sent none. `fullVersion` is the engine's own when the user agent
- * is the engine's; for another Chrome only its major version is known.
+ * lists no brands, as those browsers do; so does a Chrome older than 90, which sent none.
+ * `fullVersion` is the engine's own when the user agent is the engine's; for another Chrome
+ * only its major version is known.
  */
 export function clientHintsOf(
   userAgent: string,

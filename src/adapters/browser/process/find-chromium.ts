@@ -43,7 +43,8 @@ const WRAPPED_BINARIES: Record<string, string> = {
   // Debian's launcher sources /etc/chromium.d, which adds --enable-remote-extensions,
   // --load-extension and GPU flags we do not want, and prints shell noise on stderr.
   '/usr/bin/chromium': '/usr/lib/chromium/chromium',
-  // A two-line `exec` wrapper: spawning the binary saves a shell per launch.
+  // A two-line script that runs the binary as its child (no `exec`): the browser must be the
+  // process we spawn, for its process group and its pid.
   '/usr/bin/chromium-headless-shell': '/usr/lib/chromium/chromium-headless-shell',
 };
 
