@@ -18,7 +18,7 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { launch } from 'puppeteer-core';
+import { type Browser, launch } from 'puppeteer-core';
 import { chromiumArgs } from '../../src/adapters/browser/process/chromium-flags.ts';
 import { chromiumBrands } from '../../src/adapters/browser/process/engine.ts';
 import {
@@ -303,22 +303,26 @@ function renderWithOther(
   return t.render({ url: `${url}#${otherOrigin}`, ...options }, timeoutMs);
 }
 
+/** A plain puppeteer browser on `path` with the service's own flags (chromium-flags.ts). */
+async function launchWithServiceFlags(path: string): Promise<Browser> {
+  const found = findChromium(path);
+  assert.ok(found, `${path} is installed`);
+  return launch({
+    executablePath: launchableBinary(found),
+    headless: 'shell',
+    pipe: true,
+    args: chromiumArgs({ root: process.getuid?.() === 0 }),
+  });
+}
+
 describe('site isolation on both engines', () => {
   for (const { engine, path } of ENGINES) {
     it(`${engine}: a cross-site frame runs in a process of its own (an iframe target)`, async () => {
-      const found = findChromium(path);
-      assert.ok(found, `${path} is installed`);
       const framed = await startSite({ '/f': page('<p>framed</p>') }, '127.0.0.2');
       const site = await startSite({
         '/': page(`<iframe src="${framed.origin}/f"></iframe>`),
       });
-      // The service's own flags (chromium-flags.ts), as the renderer starts its browser.
-      const browser = await launch({
-        executablePath: launchableBinary(found),
-        headless: 'shell',
-        pipe: true,
-        args: chromiumArgs({ root: process.getuid?.() === 0 }),
-      });
+      const browser = await launchWithServiceFlags(path);
       try {
         const tab = await browser.newPage();
         await tab.goto(`${site.origin}/`);
@@ -337,15 +341,8 @@ describe('site isolation on both engines', () => {
 
 describe("the GREASE brand is the engine's own", () => {
   it('the full browser, nothing overridden, lists the brands chromiumBrands makes', async () => {
-    const path = findChromium('/usr/bin/chromium');
-    assert.ok(path, 'the full browser is installed');
     const site = await startSite({ '/': page('<p>brands</p>') });
-    const browser = await launch({
-      executablePath: launchableBinary(path),
-      headless: 'shell',
-      pipe: true,
-      args: chromiumArgs({ root: process.getuid?.() === 0 }),
-    });
+    const browser = await launchWithServiceFlags('/usr/bin/chromium');
     try {
       const tab = await browser.newPage();
       await tab.goto(`${site.origin}/`);

@@ -86,12 +86,12 @@ export class CapturePage {
     });
     this.#leftovers = new ContextReset(parts.page, parts.cdp);
     this.#network = new NetworkWatch(parts.page, settings.checkNavigation, () => this.#run);
-    this.#requests = new RequestInterception(
-      parts.page,
-      parts.cdp,
-      settings.filterLists,
-      instance.engine,
-    );
+    this.#requests = new RequestInterception({
+      page: parts.page,
+      cdp: parts.cdp,
+      lists: settings.filterLists,
+      engine: instance.engine,
+    });
     this.#documentScripts = new DocumentScripts(parts.page);
     this.#emulation = new EmulationState(parts.cdp, parts.page);
   }

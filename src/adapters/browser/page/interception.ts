@@ -103,11 +103,17 @@ export class RequestInterception {
   /** The document of the capture in progress, if it carried one (see apply). */
   #document: DocumentAnswers | null = null;
 
-  constructor(page: Page, cdp: CDPSession, lists: FilterLists | undefined, engine: Engine) {
-    this.#page = page;
-    this.#cdp = cdp;
-    this.#lists = lists;
-    this.#engine = engine;
+  /** `engine`: whether the browser cancels authentication challenges itself (the shell). */
+  constructor(parts: {
+    page: Page;
+    cdp: CDPSession;
+    lists: FilterLists | undefined;
+    engine: Engine;
+  }) {
+    this.#page = parts.page;
+    this.#cdp = parts.cdp;
+    this.#lists = parts.lists;
+    this.#engine = parts.engine;
   }
 
   /**

@@ -183,7 +183,7 @@ export const OPTION_STEPS = {
     emulate: (cdp, o, presentation) =>
       cdp.send(
         'Emulation.setUserAgentOverride',
-        userAgentOverride(presentation, o.userAgent, o.locale),
+        userAgentOverride({ presentation, userAgent: o.userAgent, locale: o.locale }),
       ),
   },
   locale: {

@@ -92,7 +92,7 @@ describe('userAgentOverride', () => {
   const presentation = presentationOf('HeadlessChrome/156.0.8078.129', SHELL_UA, 'x64');
 
   it("without a user_agent: the presentation's, with the locale's Accept-Language", () => {
-    const o = userAgentOverride(presentation, null, 'de-DE');
+    const o = userAgentOverride({ presentation, userAgent: null, locale: 'de-DE' });
     assert.equal(o.userAgent, CHROME_UA);
     assert.equal(o.acceptLanguage, 'de-DE');
     assert.deepEqual(o.userAgentMetadata, presentation?.clientHints);
@@ -100,14 +100,18 @@ describe('userAgentOverride', () => {
 
   it('a Safari user agent sends no client hints, as Safari sends none', () => {
     const safari = DEVICES.find((d) => d.name === 'iphone-15')?.userAgent ?? '';
-    const o = userAgentOverride(presentation, safari, null);
+    const o = userAgentOverride({ presentation, userAgent: safari, locale: null });
     assert.deepEqual(o, { userAgent: safari, acceptLanguage: 'en-US,en' });
   });
 
   it("an Android Chrome preset's client hints are Android's, mobile, with its model", () => {
     const pixel = DEVICES.find((d) => d.name === 'pixel-5')?.userAgent ?? '';
     assert.match(pixel, /Android.*Chrome/);
-    const hints = userAgentOverride(presentation, pixel, null).userAgentMetadata;
+    const hints = userAgentOverride({
+      presentation,
+      userAgent: pixel,
+      locale: null,
+    }).userAgentMetadata;
     assert.ok(hints);
     assert.equal(hints.platform, 'Android');
     assert.equal(hints.mobile, true);
@@ -136,6 +140,9 @@ describe('userAgentOverride', () => {
 
   it('another Chromium browser (Edge) keeps its own user agent, no Chrome hints', () => {
     const edge = `${CHROME_UA} Edg/156.0.0.0`;
-    assert.equal(userAgentOverride(presentation, edge, null).userAgentMetadata, undefined);
+    assert.equal(
+      userAgentOverride({ presentation, userAgent: edge, locale: null }).userAgentMetadata,
+      undefined,
+    );
   });
 });

@@ -201,12 +201,14 @@ export const DEFAULT_ACCEPT_LANGUAGE = 'en-US,en';
  * the client hints that go with it, or the presentation's own. `locale` is the capture's
  * (null: DEFAULT_ACCEPT_LANGUAGE).
  */
-export function userAgentOverride(
-  presentation: Presentation | null,
-  userAgent: string | null,
-  locale: string | null,
-  arch: string = process.arch,
-): { userAgent: string; acceptLanguage: string; userAgentMetadata?: ClientHints } {
+export function userAgentOverride(options: {
+  presentation: Presentation | null;
+  userAgent: string | null;
+  locale: string | null;
+  /** process.arch by default. */
+  arch?: string;
+}): { userAgent: string; acceptLanguage: string; userAgentMetadata?: ClientHints } {
+  const { presentation, userAgent, locale, arch = process.arch } = options;
   const acceptLanguage = locale ?? DEFAULT_ACCEPT_LANGUAGE;
   if (userAgent === null) {
     if (presentation === null) return { userAgent: '', acceptLanguage };
