@@ -20,8 +20,8 @@ import {
 import { planResize, type ResizePlan, resizedClip, resizeExactly } from './image-resize.ts';
 import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
 import { OPTION_STEPS, optionSteps, settles } from './option-steps.ts';
-import { elementBox, pageZoom, scrollToBox } from './page-scripts.ts';
-import { inIsolatedWorld, pageBox, pageNumber, pageZoomValue } from './page-values.ts';
+import { elementBox, layoutWidth, scrollToBox } from './page-scripts.ts';
+import { inIsolatedWorld, pageBox, pageLayoutWidth, pageNumber } from './page-values.ts';
 import { drawSlices, joinSlices, needsSlices, sliceRows, type TallFrame } from './tall-image.ts';
 
 /** Full page: time allowed for scrolling through to trigger lazy loading. */
@@ -202,14 +202,14 @@ async function frameFullPage(
   // A phone shows a page without a viewport tag laid out 980 px wide and zoomed out to its
   // screen: the image keeps that zoom (one CSS px is `zoom` of a screen px), where a clip at
   // scale 1 would show the page's left part at full size. Only a mobile capture asks.
-  const zoom = o.mobile
-    ? pageZoomValue(await run.step(inIsolatedWorld(run.page, pageZoom)))
-    : { scale: 1, width: o.width };
   // The zoom a phone settles at: its screen over the layout's width (980 CSS px for a page
   // without a viewport tag). The visual viewport's own scale is no measure of it: while content
   // overflows the layout (an element sliding in from the side), the phone zooms out further
   // for a moment, and a scale read then drew the layout in part of the image.
-  const scale = Math.min(1, o.width / zoom.width);
+  const layout = o.mobile
+    ? pageLayoutWidth(await run.step(inIsolatedWorld(run.page, layoutWidth)))
+    : o.width;
+  const scale = Math.min(1, o.width / layout);
   // Device px per CSS px of the document.
   const dsf = o.deviceScaleFactor * scale;
   // The tallest image the bounds allow at this width: no need to scroll beyond it.

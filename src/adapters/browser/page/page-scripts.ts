@@ -276,15 +276,11 @@ export function freezeAndHide(args: { hide: string[]; consent: boolean }): Captu
 }
 
 /**
- * How a phone shows the page: the visual viewport's scale (below 1 when a page without a
- * `<meta name="viewport">` is laid out 980 px wide and zoomed out to the screen), and the
- * layout viewport's width in CSS px.
+ * The layout viewport's width in CSS px: 980 on a phone for a page without a
+ * `<meta name="viewport">`, which the phone zooms out to its screen (framing.ts).
  */
-export function pageZoom(): { scale: number; width: number } {
-  return {
-    scale: window.visualViewport?.scale ?? 1,
-    width: document.documentElement?.clientWidth ?? window.innerWidth,
-  };
+export function layoutWidth(): number {
+  return document.documentElement?.clientWidth ?? window.innerWidth;
 }
 
 export interface ElementBox {

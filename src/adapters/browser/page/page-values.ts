@@ -134,12 +134,9 @@ export function pageCaptureState(value: unknown): CaptureState {
   return { fontsLoading: count(v.fontsLoading), fontsFailed: count(v.fontsFailed), banner: share };
 }
 
-/** pageZoom's answer: a scale in (0, 1], a layout width in CSS px. */
-export function pageZoomValue(value: unknown): { scale: number; width: number } {
-  if (typeof value !== 'object' || value === null) throw unexpected('zoom');
-  const v = value as Record<string, unknown>;
-  const scale = pageNumber(v.scale, 'zoom');
-  const width = pageNumber(v.width, 'zoom');
-  if (scale <= 0 || scale > 10 || width <= 0 || width > 100_000) throw unexpected('zoom');
-  return { scale, width };
+/** layoutWidth's answer: a width in CSS px, more than 0 and at most 100,000. */
+export function pageLayoutWidth(value: unknown): number {
+  const width = pageNumber(value, 'layout width');
+  if (width <= 0 || width > 100_000) throw unexpected('layout width');
+  return width;
 }
