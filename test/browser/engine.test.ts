@@ -16,6 +16,7 @@
  * overridden, read with plain puppeteer).
  */
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, launch } from 'puppeteer-core';
@@ -75,8 +76,7 @@ const REPORT = `
   }`;
 
 /** The version of the binary at `path`, from `--version`: "Chromium 156.0.8078.129". */
-async function binaryVersion(path: string): Promise<string> {
-  const { execFileSync } = await import('node:child_process');
+function binaryVersion(path: string): string {
   const out = execFileSync(launchableBinary(path), ['--version'], { encoding: 'utf8' });
   const match = /(\d+\.\d+\.\d+\.\d+)/.exec(out);
   assert.ok(match, `a version in ${out}`);
@@ -116,7 +116,7 @@ for (const { engine, path } of ENGINES) {
 
     before(async () => {
       assert.ok(findChromium(path), `${path} is installed (.ci/run installs both engines)`);
-      version = await binaryVersion(path);
+      version = binaryVersion(path);
       site = await startSite({
         // The other site's origin comes in the fragment; the report goes back by POST.
         '/': html(
