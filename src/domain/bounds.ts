@@ -220,8 +220,8 @@ export const BOUNDS = {
   /** What the service reads from Chromium (docs/security.md, "Hostile pages"). */
   browser: {
     /**
-     * A CDP message from Chromium, counted in bytes before it is decoded; a larger one is
-     * dropped undecoded and its browser replaced (its captures: 503). The largest legitimate
+     * A CDP answer from Chromium, counted in bytes before it is decoded; a larger one is
+     * dropped undecoded and only the command that asked for it fails. The largest legitimate
      * one is a capture at the 64-megapixel default of MAX_IMAGE_PIXELS as a PNG with alpha
      * (4 bytes a pixel of noise, base64): about 343 MB measured. Node's longest string,
      * 0x1fffffe8 characters (512 MiB), stays well above. CDP_MAX_MESSAGE_MB lowers it.
@@ -231,7 +231,7 @@ export const BOUNDS = {
      * A CDP event (a message Chromium sends unasked: console output, exceptions, dialogs,
      * network events), in bytes: what a page can make as large as it likes, over and over,
      * so far below the answers' bound (a page's URL, the largest legitimate part, is at most
-     * 2 MiB). Over it, the same as above: dropped undecoded, the browser replaced.
+     * 2 MiB). Over it, the event is skipped: read and dropped to its end, undecoded.
      */
     maxEventMessageBytes: 32 * 1024 * 1024,
     /** A PDF (`format: "pdf"`), read as a stream; a larger one is 400 invalid_request. */

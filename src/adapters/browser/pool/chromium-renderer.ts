@@ -24,6 +24,7 @@ import { createFilterLists } from '../page/filter-lists.ts';
 import { NAVIGATED } from '../page/option-steps.ts';
 import { noop, raceAbort } from '../process/abort.ts';
 import type { BrowserInstance } from '../process/browser-instance.ts';
+import { OVERSIZED_ANSWER } from '../process/cdp-pipe.ts';
 import { findChromium, launchableBinary } from '../process/find-chromium.ts';
 import { BrowserSupervisor } from './browser-supervisor.ts';
 import { PagePool } from './page-pool.ts';
@@ -305,6 +306,13 @@ export class ChromiumRenderer implements Renderer {
       return new AppError(
         'target_error',
         'the page navigated away while it was being captured (a reload or redirect by the page itself)',
+      );
+    }
+    // An answer over the protocol bound (process/cdp-pipe.ts) fails its own step alone.
+    if (err instanceof Error && err.message.includes(OVERSIZED_ANSWER)) {
+      return new AppError(
+        'target_error',
+        'the page made the browser answer with more data than the service reads',
       );
     }
     this.#logger?.error({ err: String(err) }, 'render failed unexpectedly');

@@ -210,6 +210,13 @@ export class BrowserInstance {
         spawned.stdio[4] as Readable,
         options.maxMessageBytes ?? BOUNDS.browser.maxProtocolMessageBytes,
       );
+      // A page's doing, and nobody else's: the browser carries on (docs/security.md).
+      transport.ondrop = (dropped) => {
+        options.logger?.warn(
+          { browserPid: pid, ...dropped },
+          'dropped a protocol message over the bound',
+        );
+      };
       const connecting = connect({
         transport,
         defaultViewport: null,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
-import { BoundedPipeTransport } from './cdp-pipe.ts';
+import { BoundedPipeTransport, type DroppedMessage, OVERSIZED_ANSWER } from './cdp-pipe.ts';
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -42,17 +42,54 @@ describe('BoundedPipeTransport', () => {
     assert.deepEqual(t.messages, ['{"v":"é€"}']);
   });
 
-  it('cuts the connection at a message over the bound, before it ends or is decoded', async () => {
+  it('turns an answer over the bound into an error answer to the same command', async () => {
+    const t = transport(64);
+    const drops: DroppedMessage[] = [];
+    t.pipe.ondrop = (dropped) => drops.push(dropped);
+    t.fromBrowser.write('{"id":1}\0{"id":42,"result":{"data":"');
+    t.fromBrowser.write('x'.repeat(100));
+    t.fromBrowser.write('x'.repeat(100));
+    await turn();
+    // Not held, not answered until its end.
+    assert.deepEqual(t.messages, ['{"id":1}']);
+    t.fromBrowser.write('"},"sessionId":"ABC123"}\0{"id":43}\0');
+    await turn();
+    await turn();
+    assert.equal(t.closed(), 0);
+    assert.equal(t.pipe.cutReason, null);
+    assert.equal(t.messages.length, 3);
+    const error = JSON.parse(t.messages[1] ?? '');
+    assert.equal(error.id, 42);
+    assert.equal(error.sessionId, 'ABC123');
+    assert.match(error.error.message, new RegExp(OVERSIZED_ANSWER));
+    assert.equal(t.messages[2], '{"id":43}');
+    assert.deepEqual(drops, [{ kind: 'answer', bytes: 251, id: 42 }]);
+  });
+
+  it('an answer over the bound without a session is answered without one', async () => {
+    const t = transport(16);
+    t.fromBrowser.write(`{"id":7,"result":"${'y'.repeat(50)}"}\0`);
+    await turn();
+    await turn();
+    assert.equal(t.messages.length, 1);
+    const error = JSON.parse(t.messages[0] ?? '');
+    assert.equal(error.id, 7);
+    assert.equal('sessionId' in error, false);
+  });
+
+  it('cuts the connection at a message over the bound with no id to answer', async () => {
     const t = transport(64);
     t.fromBrowser.write('{"id":1}\0');
     await turn();
-    // Never terminated: the bound alone decides, and nothing after it is read.
     t.fromBrowser.write('x'.repeat(40));
     t.fromBrowser.write('x'.repeat(40));
+    // Dropped as it comes (never held); judged at its end.
+    assert.equal(t.closed(), 0);
+    t.fromBrowser.write('\0');
     await turn();
     assert.deepEqual(t.messages, ['{"id":1}']);
     assert.equal(t.closed(), 1);
-    assert.match(t.pipe.cutReason ?? '', /more than 64 bytes/);
+    assert.match(t.pipe.cutReason ?? '', /more than 64 bytes, with no id/);
     assert.ok(t.fromBrowser.destroyed);
     t.pipe.send('{"late":true}');
     assert.equal(t.toBrowser.read(), null);
@@ -101,17 +138,25 @@ describe('BoundedPipeTransport', () => {
 });
 
 describe('BoundedPipeTransport, events', () => {
-  it('bounds an event far below an answer, even when its first bytes come in pieces', async () => {
+  it('skips an event over its bound, far below an answer, and reads on', async () => {
     const max = 64 * 1024 * 1024;
     const event = transport(max);
+    const drops: DroppedMessage[] = [];
+    event.pipe.ondrop = (dropped) => drops.push(dropped);
     // The head split across reads: '{"met' then 'hod"...'.
     event.fromBrowser.write('{"met');
     event.fromBrowser.write(`hod":"Runtime.consoleAPICalled","params":{"v":"`);
-    event.fromBrowser.write(Buffer.alloc(33 * 1024 * 1024, 0x61));
+    for (let i = 0; i < 33; i++) event.fromBrowser.write(Buffer.alloc(1024 * 1024, 0x61));
+    event.fromBrowser.write('"},"sessionId":"S1"}\0{"method":"Page.loadEventFired"}\0{"id":2}\0');
     await turn();
-    assert.match(String(event.pipe.cutReason), /protocol event of more than 33554432 bytes/);
-    assert.equal(event.closed(), 1);
-    assert.deepEqual(event.messages, []);
+    await turn();
+    assert.equal(event.pipe.cutReason, null);
+    assert.equal(event.closed(), 0);
+    assert.deepEqual(event.messages, ['{"method":"Page.loadEventFired"}', '{"id":2}']);
+    assert.equal(drops.length, 1);
+    assert.equal(drops[0]?.kind, 'event');
+    assert.equal(drops[0]?.method, 'Runtime.consoleAPICalled');
+    assert.ok((drops[0]?.bytes ?? 0) > 33 * 1024 * 1024);
 
     // An answer of the same size is within its own bound.
     const answer = transport(max);
@@ -122,5 +167,17 @@ describe('BoundedPipeTransport, events', () => {
     await turn();
     assert.equal(answer.pipe.cutReason, null);
     assert.equal(answer.messages.length, 1);
+    assert.equal(answer.messages[0]?.length, 33 * 1024 * 1024 + 29);
+  });
+
+  it('holds no more than the head and tail of a skipped event', async () => {
+    const t = transport(32);
+    t.fromBrowser.write('{"method":"Runtime.exceptionThrown","params":{"text":"');
+    for (let i = 0; i < 10; i++) t.fromBrowser.write('z'.repeat(1000));
+    await turn();
+    assert.equal(t.messages.length, 0);
+    t.fromBrowser.write('"}}\0{"id":1}\0');
+    await turn();
+    assert.deepEqual(t.messages, ['{"id":1}']);
   });
 });

@@ -3,10 +3,17 @@
  * measured before anything is decoded. puppeteer's own pipe transport turns every message
  * into a string whatever its size: a page that makes Chromium write a message longer than
  * Node's longest string (0x1fffffe8 characters) makes it throw inside a stream listener, and
- * the whole service exits. Here a message over `maxMessageBytes` is dropped undecoded and the
- * connection is cut, so the browser is replaced (pool/browser-supervisor.ts) and only its captures
- * fail, with 503. A message puppeteer cannot handle (JSON it cannot parse, a listener that
- * throws) cuts the connection too, instead of an uncaught exception.
+ * the whole service exits. Here a message over its bound is never held, decoded or handed on:
+ *
+ * - an event (console output, an exception: what a page can make as large as it likes) is
+ *   skipped: its bytes are read and dropped up to its end, and nothing else notices;
+ * - an answer fails only its own command: puppeteer gets an error answer with the same id
+ *   (and session), so the step that asked for it fails and the browser carries on;
+ * - only a message that is neither (no id to answer) cuts the connection, so the browser is
+ *   replaced (pool/browser-supervisor.ts) and its captures fail with 503.
+ *
+ * A message puppeteer cannot handle (JSON it cannot parse, a listener that throws) cuts the
+ * connection too, instead of an uncaught exception.
  */
 import type { Readable, Writable } from 'node:stream';
 import type { ConnectionTransport } from 'puppeteer-core';
@@ -19,11 +26,42 @@ import { BOUNDS } from '../../../domain/bounds.ts';
  */
 const EVENT_START = Buffer.from('{"method"');
 
+/** Bytes of a skipped message kept from its start (its id or method) and its end (session). */
+const HEAD_BYTES = 128;
+const TAIL_BYTES = 128;
+const ANSWER_HEAD = /^\{"id":(\d+)[,}]/;
+const EVENT_HEAD = /^\{"method":"([A-Za-z.]{1,100})"/;
+/** Chromium appends the session of a flattened target's message last. */
+const SESSION_TAIL = /,"sessionId":"([0-9A-Za-z]{1,64})"\}$/;
+
+/** The message of the error answer that stands in for an answer over the bound. */
+export const OVERSIZED_ANSWER = 'the browser answered with more bytes than the service reads';
+
+/** A message over its bound that was dropped without touching the browser. */
+export interface DroppedMessage {
+  kind: 'event' | 'answer';
+  /** Its size in bytes, counted to its end. */
+  bytes: number;
+  /** The event's method (`Runtime.consoleAPICalled`) or the answer's command id. */
+  method?: string;
+  id?: number;
+}
+
+/** The message being dropped: its size so far, its first bytes and its last ones. */
+interface Skipping {
+  event: boolean;
+  bytes: number;
+  head: Buffer;
+  tail: Buffer;
+}
+
 const noop = (): void => {};
 
 export class BoundedPipeTransport implements ConnectionTransport {
   onmessage?: (message: string) => void;
   onclose?: () => void;
+  /** Told of every message dropped over its bound (for the log). */
+  ondrop?: (dropped: DroppedMessage) => void;
   readonly #write: Writable;
   readonly #read: Readable;
   readonly #maxMessageBytes: number;
@@ -33,6 +71,8 @@ export class BoundedPipeTransport implements ConnectionTransport {
   #pendingBytes = 0;
   /** Whether the message being received is an event (its first bytes say so; null: not yet). */
   #event: boolean | null = null;
+  /** The message being dropped, once it passed its bound; null while within it. */
+  #skipping: Skipping | null = null;
   #closed = false;
   #cutReason: string | null = null;
 
@@ -49,7 +89,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
     write.on('error', noop);
   }
 
-  /** Why we cut the connection (a message over the bound...); null while we have not. */
+  /** Why we cut the connection (a message we could not handle...); null while we have not. */
   get cutReason(): string | null {
     return this.#cutReason;
   }
@@ -64,6 +104,7 @@ export class BoundedPipeTransport implements ConnectionTransport {
   close(): void {
     this.#closed = true;
     this.#pieces = [];
+    this.#skipping = null;
     this.#read.removeAllListeners('data');
     this.#read.resume();
   }
@@ -73,31 +114,79 @@ export class BoundedPipeTransport implements ConnectionTransport {
     while (!this.#closed) {
       const end = chunk.indexOf(0, start);
       const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
-      this.#pendingBytes += piece.length;
-      if (piece.length > 0) this.#pieces.push(piece);
-      // Told by the message's first bytes, once that many have come (a chunk may end early).
-      if (this.#event === null && this.#pendingBytes >= EVENT_START.length) {
-        // totalLength cuts the copy to the head alone.
-        this.#event = Buffer.concat(this.#pieces, EVENT_START.length).equals(EVENT_START);
-      }
-      const bound = this.#event ? this.#maxEventBytes : this.#maxMessageBytes;
-      if (this.#pendingBytes > bound) {
-        this.#cut(`a protocol ${this.#event ? 'event' : 'message'} of more than ${bound} bytes`);
-        return;
-      }
+      if (this.#skipping) this.#skip(this.#skipping, piece);
+      else this.#take(piece);
       if (end === -1) return;
+      const skipped = this.#skipping;
       const message =
-        this.#pieces.length === 1 && this.#pieces[0]
-          ? this.#pieces[0]
-          : Buffer.concat(this.#pieces, this.#pendingBytes);
+        skipped === null
+          ? this.#pieces.length === 1 && this.#pieces[0]
+            ? this.#pieces[0]
+            : Buffer.concat(this.#pieces, this.#pendingBytes)
+          : null;
       this.#pieces = [];
       this.#pendingBytes = 0;
       this.#event = null;
+      this.#skipping = null;
       // Delivered on a later turn, in order, as puppeteer's own transport does: its handlers
       // must not run inside the stream's listener.
-      setImmediate(() => this.#deliver(message));
+      if (message) setImmediate(() => this.#deliver(message));
+      else if (skipped) this.#dropped(skipped);
       start = end + 1;
     }
+  }
+
+  /** Adds a piece of a message within its bound, and starts dropping it once it passes it. */
+  #take(piece: Buffer): void {
+    this.#pendingBytes += piece.length;
+    if (piece.length > 0) this.#pieces.push(piece);
+    // Told by the message's first bytes, once that many have come (a chunk may end early).
+    if (this.#event === null && this.#pendingBytes >= EVENT_START.length) {
+      // totalLength cuts the copy to the head alone.
+      this.#event = Buffer.concat(this.#pieces, EVENT_START.length).equals(EVENT_START);
+    }
+    const bound = this.#event ? this.#maxEventBytes : this.#maxMessageBytes;
+    if (this.#pendingBytes <= bound) return;
+    // Over the bound: only its first and last bytes are kept from here on.
+    const head = Buffer.concat(this.#pieces, Math.min(HEAD_BYTES, this.#pendingBytes));
+    this.#skipping = { event: this.#event === true, bytes: 0, head, tail: Buffer.alloc(0) };
+    for (const taken of this.#pieces) this.#skip(this.#skipping, taken);
+    this.#pieces = [];
+  }
+
+  #skip(skipping: Skipping, piece: Buffer): void {
+    skipping.bytes += piece.length;
+    if (piece.length >= TAIL_BYTES) {
+      skipping.tail = Buffer.from(piece.subarray(-TAIL_BYTES));
+    } else if (piece.length > 0) {
+      skipping.tail = Buffer.concat([skipping.tail, piece]).subarray(-TAIL_BYTES);
+    }
+  }
+
+  /**
+   * A message over its bound has ended: an event is forgotten; an answer becomes an error
+   * answer to the same command; anything else leaves nothing to do but cut the connection.
+   */
+  #dropped(skipped: Skipping): void {
+    const head = skipped.head.toString('latin1');
+    const session = SESSION_TAIL.exec(skipped.tail.toString('latin1'))?.[1];
+    if (skipped.event) {
+      const method = EVENT_HEAD.exec(head)?.[1];
+      this.ondrop?.({ kind: 'event', bytes: skipped.bytes, ...(method ? { method } : {}) });
+      return;
+    }
+    const id = ANSWER_HEAD.exec(head)?.[1];
+    if (id === undefined) {
+      this.#cut(`a protocol message of more than ${this.#maxMessageBytes} bytes, with no id`);
+      return;
+    }
+    this.ondrop?.({ kind: 'answer', bytes: skipped.bytes, id: Number(id) });
+    const error = JSON.stringify({
+      id: Number(id),
+      error: { code: -32000, message: `${OVERSIZED_ANSWER} (${this.#maxMessageBytes} bytes)` },
+      ...(session ? { sessionId: session } : {}),
+    });
+    setImmediate(() => this.#deliver(Buffer.from(error)));
   }
 
   #deliver(message: Buffer): void {
