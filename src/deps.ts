@@ -207,6 +207,7 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
       foreground: new ForegroundRenders(),
     };
     const comparer = createImageComparer();
+    closers.push(() => comparer.close());
     const asyncCaptures = await buildAsyncCaptures(config, capture, {
       monitorRuns: monitorRunEnds({ ...capture, comparer }),
       webhookPolicy: options.browser?.webhookPolicy ?? webhookPolicy,

@@ -339,6 +339,20 @@ export const BOUNDS = {
     failuresBeforeEvent: 3,
     /** While a monitor keeps failing, `monitor.failed` is sent at most this often. */
     failedEventEveryMs: 24 * 60 * 60_000,
+    /**
+     * The most pixels a comparison works on: larger images (a tall full-page monitor) are
+     * compared, and their diff drawn, scaled down to this. It bounds one comparison's memory
+     * at about 12 bytes a pixel (two decoded images and the diff: about 200 MB) and its time
+     * (bench/monitors.ts prints both), whatever MAX_IMAGE_PIXELS allows.
+     */
+    compareMaxPixels: 16_000_000,
+    /**
+     * A comparison that takes longer fails its run, and its worker is replaced. The worst
+     * case, two bounded images of noise, takes about 8 s of one core (bench/monitors.ts).
+     */
+    compareTimeoutMs: 120_000,
+    /** The comparison worker ends after this long without work, giving its memory back. */
+    compareIdleMs: 30_000,
   },
 
   /** The largest values PLANS_FILE may give a plan field (docs/plans-and-limits.md). */

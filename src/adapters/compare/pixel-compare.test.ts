@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import sharp from 'sharp';
-import { compareRaw, createImageComparer, type RawImage } from './pixel-compare.ts';
+import { comparedSize, compareRaw, createImageComparer, type RawImage } from './pixel-compare.ts';
 
 /** A w x h image of one colour, with an optional rectangle of another. */
 function image(
@@ -66,4 +66,57 @@ test('the comparer decodes PNGs and encodes the diff as a PNG', async () => {
   assert.equal(meta.width, 10);
   const below = await createImageComparer().compare(before, after, { threshold: 0.2 });
   assert.deepEqual(below, { changedFraction: 0.1, diff: null }, 'no diff for a run not changed');
+});
+
+test('images over the pixel bound are compared scaled down, aspect kept', () => {
+  assert.deepEqual(comparedSize(1280, 800, 16_000_000), { width: 1280, height: 800 });
+  const tall = comparedSize(1280, 50_000, 16_000_000);
+  assert.ok(tall.width * tall.height <= 16_000_000);
+  assert.ok(tall.width * tall.height > 15_900_000);
+  assert.ok(Math.abs(tall.width / tall.height - 1280 / 50_000) < 0.001);
+  assert.deepEqual(comparedSize(100_000, 1, 10), { width: 10, height: 1 });
+  assert.deepEqual(comparedSize(1, 100_000, 10), { width: 1, height: 10 });
+});
+
+test('the comparer scales large images down to its bound, diff included', async () => {
+  const encode = (raw: RawImage) =>
+    sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } })
+      .png()
+      .toBuffer();
+  const before = await encode(image(200, 100, [255, 255, 255]));
+  const after = await encode(
+    image(200, 100, [255, 255, 255], { x: 0, y: 0, w: 100, h: 100, colour: [0, 0, 0] }),
+  );
+  const comparer = createImageComparer({ maxPixels: 5_000 });
+  try {
+    const result = await comparer.compare(before, after, { threshold: 0.1 });
+    assert.ok(Math.abs(result.changedFraction - 0.5) < 0.05, String(result.changedFraction));
+    assert.ok(result.diff);
+    const meta = await sharp(result.diff).metadata();
+    assert.deepEqual([meta.width, meta.height], [100, 50]);
+  } finally {
+    await comparer.close();
+  }
+});
+
+test('buffers of its own are handed to the worker, not copied', async () => {
+  const png = await sharp(image(10, 10, [1, 2, 3]).data, {
+    raw: { width: 10, height: 10, channels: 4 },
+  })
+    .png()
+    .toBuffer();
+  // As storage gives them: memory Node owns.
+  const [before, after] = [Buffer.from(png), Buffer.from(png)].map((b) => {
+    const own = new Uint8Array(new ArrayBuffer(b.length));
+    own.set(b);
+    return Buffer.from(own.buffer);
+  }) as [Buffer, Buffer];
+  const comparer = createImageComparer();
+  try {
+    const result = await comparer.compare(before, after, { threshold: 0.1 });
+    assert.equal(result.changedFraction, 0);
+    assert.equal(before.byteLength, 0, 'detached: moved to the worker');
+  } finally {
+    await comparer.close();
+  }
 });

@@ -17,7 +17,10 @@ export interface ImageComparison {
 }
 
 export interface ImageComparer {
-  /** Compares two encoded images (PNG, JPEG or WebP). */
+  /**
+   * Compares two encoded images (PNG, JPEG or WebP), off the event loop. The buffers are
+   * handed over: they may be detached (empty) when it returns, so do not read them after.
+   */
   compare(before: Buffer, after: Buffer, options: { threshold: number }): Promise<ImageComparison>;
 }
 
