@@ -8,11 +8,42 @@
  * Rendered in the page, not in the service: marked is not linear on every input (256 KiB of
  * `_a` took 49 s, deeply nested quotes overflow its stack), and in the service that time would
  * hold the API's event loop for every tenant. In the page it is the capture's own renderer's
- * time, bounded by the render deadline and its memory watchdog, like a page that spins. Raw
- * HTML in the Markdown stays, as GitHub keeps most of it (inserted as markup, its scripts do
- * not run); the page's own scripts are removed once it is drawn, so the page's DOM (`content`)
- * is the rendered Markdown alone.
+ * time, bounded by the render deadline and its memory watchdog, like a page that spins.
+ *
+ * No script of the document's runs (docs/api.md, "HTML and Markdown"; docs/security.md): a
+ * Markdown capture may be untrusted text rendered with the caller's `cookies`, `headers` or
+ * `http_auth` at its `base_url`, where a script could read the signed-in origin and send it
+ * out. Two layers, each enough alone for scripts:
+ *
+ * - Raw HTML is sanitised with an allowlist, as GitHub does, by DOMPurify (Cure53's: maintained,
+ *   widely used and audited, no runtime dependencies, about 30 KB minified). It runs
+ *   here, in the page, on marked's output, before anything is inserted: it parses with the very
+ *   parser that renders (an inert document, where nothing loads or fires), so there is no
+ *   second parser to disagree with, and it needs no DOM in the service, where Markdown is never
+ *   rendered (above). `sanitize-html` (htmlparser2) or DOMPurify over jsdom would need both.
+ *   Its HTML and SVG profiles (no MathML) drop every event handler attribute, script, iframe
+ *   (so `srcdoc`), frame, object, embed, base, meta, link, SVG's animate/set/use/foreignObject,
+ *   and javascript: and other unlisted URLs (data: only on images and media); on top of that
+ *   `<style>` (document-wide CSS and its @import, as GitHub drops it), forms, and every SVG
+ *   animation element (they only fire begin/end events; a screenshot is still). `style`
+ *   attributes stay. What survives is returned as nodes, not HTML to parse again.
+ * - The page's Content-Security-Policy (a <meta> before anything else): only the page's own
+ *   three scripts run, by a nonce drawn for each page, so no inline handler, javascript: URL,
+ *   injected script or `srcdoc` frame (a srcdoc document inherits its parent's policy) runs;
+ *   nothing is framed, embedded or fetched by script; no <base>, no form submission;
+ *   stylesheets only inline (an @import loads nothing); images and media from anywhere, through
+ *   the egress proxy like any page's. A meta refresh is not a policy's business: the
+ *   sanitiser removes it. Page.setBypassCSP turns the policy off with `styles`, `scripts`,
+ *   `block_ads` or `block_cookie_banners` (option-steps.ts), and then the sanitiser stands alone.
+ *
+ * The service's own page helpers are untouched by either: they run through the DevTools
+ * protocol (evaluations, isolated worlds, document scripts), which the page's policy does not
+ * govern (the caller's `scripts` go through eval, which it would refuse: that option sets the
+ * policy aside, above). JavaScript is not switched off (Emulation.setScriptExecutionDisabled):
+ * marked and DOMPurify are the page's own scripts. The page's scripts are removed once it is
+ * drawn, so the page's DOM (`content`) is the rendered Markdown alone.
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -92,18 +123,31 @@ function titleOf(source: string): string {
   return '';
 }
 
-let markedSource: string | null = null;
+const require = createRequire(import.meta.url);
+const browserBuilds = new Map<string, string>();
+
+/**
+ * A package's browser build (UMD), read once, to inline in a script element: nothing in it may
+ * end that element early, and its source map comment is dropped (no map stands beside a page).
+ */
+function browserBuild(file: string): string {
+  const cached = browserBuilds.get(file);
+  if (cached !== undefined) return cached;
+  const source = readFileSync(file, 'utf8')
+    .replace(/\n\/\/# sourceMappingURL=\S*\s*$/, '\n')
+    .replace(/<\/(script)/gi, '<\\/$1');
+  browserBuilds.set(file, source);
+  return source;
+}
 
 /** marked's browser build (its package exports only the ES module; the file is beside it). */
-function markedBrowserBuild(): string {
-  if (markedSource !== null) return markedSource;
-  const require = createRequire(import.meta.url);
-  const root = path.dirname(require.resolve('marked/package.json'));
-  const source = readFileSync(path.join(root, 'lib', 'marked.umd.js'), 'utf8');
-  // Inline in a script element: nothing in it may end that element early.
-  markedSource = source.replace(/<\/(script)/gi, '<\\/$1');
-  return markedSource;
-}
+const MARKED_BUILD = path.join(
+  path.dirname(require.resolve('marked/package.json')),
+  'lib',
+  'marked.umd.js',
+);
+/** DOMPurify's browser build, which its package exports. */
+const DOMPURIFY_BUILD = require.resolve('dompurify/purify.min.js');
 
 /** JSON as a script's literal: `<` escaped, so no text in it can close the element. */
 const scriptLiteral = (value: unknown): string =>
@@ -112,18 +156,68 @@ const scriptLiteral = (value: unknown): string =>
     .replace(/\u2028/g, '\\u2028')
     .replace(/\u2029/g, '\\u2029');
 
+/**
+ * DOMPurify's configuration for marked's output (the header says why each part): its HTML, SVG
+ * and SVG filter profiles, less the elements below; the result as a fragment of nodes.
+ */
+export const SANITISER_CONFIG = {
+  USE_PROFILES: { html: true, svg: true, svgFilters: true },
+  FORBID_TAGS: ['style', 'form', 'animatecolor', 'animatemotion', 'animatetransform'],
+  RETURN_DOM_FRAGMENT: true,
+} as const;
+
+/**
+ * The page's policy (the header says why each part). `default-src 'none'` covers what is not
+ * named: scripts' requests, frames (srcdoc ones inherit this policy), objects, workers, fonts.
+ */
+export function markdownPolicy(nonce: string): string {
+  return [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    "style-src 'unsafe-inline'",
+    'img-src * data:',
+    'media-src * data:',
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+}
+
+/**
+ * Test seams only, so that each layer is shown to hold alone: `sanitise: false` inserts
+ * marked's output as it is, `policy: false` leaves the policy out. The service uses neither.
+ */
+export interface MarkdownPageOptions {
+  sanitise?: boolean;
+  policy?: boolean;
+}
+
 /** The page that shows the Markdown in the service's stylesheet once the browser runs it. */
-export function markdownPage(source: string): string {
+export function markdownPage(source: string, options: MarkdownPageOptions = {}): string {
+  const nonce = randomBytes(18).toString('base64');
+  // The page's own scripts are listed before any of the document's nodes exist, and removed
+  // after. DOMPurify answers the markup unchanged where it cannot work (never in Chromium): a
+  // string is refused, never parsed. Without the sanitiser (tests) the markup goes in as is.
+  const insert =
+    options.sanitise === false
+      ? 'main.innerHTML=html;'
+      : `const nodes=DOMPurify.sanitize(html,${scriptLiteral(SANITISER_CONFIG)});` +
+        'if(!DOMPurify.isSupported||!(nodes instanceof DocumentFragment))throw new Error("not sanitised");' +
+        'main.replaceChildren(nodes);';
   const render =
-    'try{document.querySelector("main").innerHTML=marked.parse(' +
-    `${scriptLiteral(source)},{gfm:true,breaks:false,async:false})}` +
-    'catch(e){document.querySelector("main").textContent="This Markdown could not be rendered."}' +
-    'for(const s of document.querySelectorAll("script"))s.remove();';
+    '(()=>{const main=document.querySelector("main");const own=[...document.scripts];' +
+    `try{const html=marked.parse(${scriptLiteral(source)},{gfm:true,breaks:false,async:false});` +
+    `${insert}}` +
+    'catch{main.textContent="This Markdown could not be rendered."}' +
+    'for(const s of own)s.remove();})();';
   return (
     '<!doctype html><html><head><meta charset="utf-8">' +
+    (options.policy === false
+      ? ''
+      : `<meta http-equiv="Content-Security-Policy" content="${markdownPolicy(nonce)}">`) +
     '<meta name="viewport" content="width=device-width, initial-scale=1">' +
     `<title>${escapeHtml(titleOf(source))}</title><style>${STYLESHEET}</style></head>` +
-    `<body><main></main><script>${markedBrowserBuild()}</script><script>${render}</script>` +
-    '</body></html>'
+    `<body><main></main><script nonce="${nonce}">${browserBuild(MARKED_BUILD)}</script>` +
+    `<script nonce="${nonce}">${browserBuild(DOMPURIFY_BUILD)}</script>` +
+    `<script nonce="${nonce}">${render}</script></body></html>`
   );
 }
