@@ -53,10 +53,11 @@ async function main(): Promise<void> {
     warn: write('warn'),
     error: write('error'),
   };
-  if (config.nodeEnv === 'production' && process.getuid?.() === 0) {
+  if (process.getuid?.() === 0) {
     // Chromium will not sandbox its renderers for root (adapters/browser/process/
     // chromium-flags.ts): a renderer exploit would then run as root beside this process, its
-    // environment and its files.
+    // environment and its files. Said in every environment: `npm start` as root is the same
+    // browser. The supervisor says it again once it has read the renderers' own state.
     logger.warn(
       { uid: 0 },
       "running as root: Chromium's renderers run without their sandbox; run the service as an unprivileged user (docs/security.md)",

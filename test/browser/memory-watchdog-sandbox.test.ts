@@ -10,7 +10,7 @@ import {
   launchableBinary,
 } from '../../src/adapters/browser/process/find-chromium.ts';
 import { MemoryWatchdog } from '../../src/adapters/browser/process/memory-watchdog.ts';
-import { killTree } from '../../src/adapters/browser/process/proc.ts';
+import { killTree, rendererSandbox } from '../../src/adapters/browser/process/proc.ts';
 
 /*
  * The watchdog's discovery on a real, sandboxed Chromium (its pure discovery tests are beside
@@ -80,6 +80,8 @@ describe('MemoryWatchdog on a sandboxed Chromium', () => {
       assert.equal(typeOf(zygote), 'zygote');
       assert.equal(typeOf(parentOf(zygote)), 'zygote', 'the sandbox did not nest the zygotes');
       assert.equal(parentOf(parentOf(zygote)), pid);
+      // What the service logs at each launch (docs/security.md): the kernel's own word.
+      assert.equal(rendererSandbox(pid), 'on');
 
       const killer = new MemoryWatchdog(pid, { limitBytes: 1024 });
       killer.check();
@@ -89,6 +91,38 @@ describe('MemoryWatchdog on a sandboxed Chromium', () => {
         ? readFileSync(`/proc/${renderer}/stat`, 'utf8')
         : '';
       assert.ok(stat === '' || / Z /.test(stat), 'the renderer is still alive');
+    } finally {
+      await killTree(pid);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('rendererSandbox on a Chromium without its sandbox', () => {
+  const found = findChromium();
+  it('says off', { skip: found === null ? 'no Chromium' : false, timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'shotsmith-unsandboxed-'));
+    const child = spawn(
+      launchableBinary(found as string),
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        `--user-data-dir=${join(dir, 'profile')}`,
+        '--remote-debugging-port=0',
+        'about:blank',
+      ],
+      { detached: true, stdio: 'ignore', env: { ...process.env, HOME: dir } },
+    );
+    const pid = child.pid as number;
+    try {
+      let state: 'on' | 'off' | null = null;
+      for (let i = 0; i < 200 && state === null; i++) {
+        await sleep(100);
+        state = rendererSandbox(pid);
+      }
+      assert.equal(state, 'off');
     } finally {
       await killTree(pid);
       rmSync(dir, { recursive: true, force: true });

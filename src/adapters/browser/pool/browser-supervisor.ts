@@ -14,6 +14,7 @@ import { AppError } from '../../../domain/errors.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import { noop, sleep } from '../process/abort.ts';
 import { BrowserInstance, ChromiumLaunchError } from '../process/browser-instance.ts';
+import { rendererSandbox } from '../process/proc.ts';
 import { sweepStaleProfiles } from '../process/profile-dirs.ts';
 import { RestartBackoff } from './restart-backoff.ts';
 
@@ -78,6 +79,8 @@ export class BrowserSupervisor {
     attemptMs: RELAUNCH_ESTIMATE_MS,
   });
   #recycling = false;
+  /** Whether the unsandboxed renderers were warned of (once per supervisor). */
+  #sandboxWarned = false;
   #lastUsageCheck = 0;
   #restarts = 0;
 
@@ -247,7 +250,16 @@ export class BrowserSupervisor {
     });
     this.#instances.add(instance);
     instance.browser.on('disconnected', () => this.#onDisconnected(instance));
-    this.#logger?.info({ pid: instance.pid, browser: instance.id }, 'chromium started');
+    // Measured, not assumed: what the kernel says of its renderers (docs/security.md).
+    const sandbox = rendererSandbox(instance.pid);
+    this.#logger?.info({ pid: instance.pid, browser: instance.id, sandbox }, 'chromium started');
+    if (sandbox === 'off' && !this.#sandboxWarned) {
+      this.#sandboxWarned = true;
+      this.#logger?.warn(
+        { pid: instance.pid, uid: process.getuid?.() },
+        "Chromium's renderers run without their sandbox: a renderer exploit would run with the service's own rights; run the service as an unprivileged user where user namespaces are allowed (docs/security.md)",
+      );
+    }
     return instance;
   }
 

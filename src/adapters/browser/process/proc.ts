@@ -254,3 +254,32 @@ export function isAlive(pid: number, startTime?: string): boolean {
 export function ownStartTime(): string | undefined {
   return readStat(process.pid)?.startTime || undefined;
 }
+
+/**
+ * Whether a browser's renderers run in Chromium's sandbox, read from what the kernel says of
+ * them: a sandboxed renderer runs under a seccomp filter (`Seccomp: 2` in /proc/PID/status),
+ * one started with `--no-sandbox` under none (0). 'off' when any renderer is unfiltered, 'on'
+ * when all are filtered, null when the browser has no renderer to look at (or no /proc).
+ */
+export function rendererSandbox(rootPid: number): 'on' | 'off' | null {
+  let seen = false;
+  for (const p of processTree(rootPid)) {
+    if (processKind(p.pid) !== 'renderer') continue;
+    const mode = seccompMode(p.pid);
+    if (mode === null) continue;
+    if (mode === 0) return 'off';
+    seen = true;
+  }
+  return seen ? 'on' : null;
+}
+
+/** A process's seccomp mode (0 none, 1 strict, 2 filter); null when it is gone. */
+export function seccompMode(pid: number): number | null {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const mode = /^Seccomp:\s+(\d)/m.exec(status)?.[1];
+    return mode === undefined ? null : Number(mode);
+  } catch {
+    return null;
+  }
+}
