@@ -11,8 +11,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PNG } from 'pngjs';
 import { Shotsmith } from '../../packages/client/src/index.ts';
@@ -27,18 +26,22 @@ import {
   startSite,
 } from '../helpers/fixtures.ts';
 import { runProcess } from '../helpers/subprocess.ts';
+import {
+  type Content,
+  call,
+  facts,
+  type Json,
+  mcpHost,
+  NODE_ARGS,
+  pageBlock,
+  ROOT,
+  texts,
+} from './host.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const MAIN = path.join(ROOT, 'packages', 'mcp', 'src', 'main.ts');
-/** In the repository the server runs from source: the client's export condition for it. */
-const NODE_ARGS = ['--conditions=shotsmith-source', MAIN];
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 const BACKGROUND: Rgb = [0, 128, 255];
 const BOX: Rgb = [255, 0, 0];
-
-type Content = CallToolResult['content'][number];
-type Json = Record<string, unknown>;
 
 function image(result: CallToolResult): PNG {
   const shown = result.content.find((c: Content) => c.type === 'image');
@@ -48,16 +51,12 @@ function image(result: CallToolResult): PNG {
   assert.deepEqual(bytes.subarray(0, 8), PNG_SIGNATURE);
   return PNG.sync.read(bytes);
 }
-const texts = (result: CallToolResult): string[] =>
-  result.content.flatMap((c: Content) => (c.type === 'text' ? [c.text] : []));
-/** The last text content, which each tool makes its JSON facts. */
-const facts = (result: CallToolResult): Json => JSON.parse(texts(result).at(-1) ?? '{}') as Json;
 
 describe('MCP server over stdio against the service', () => {
   let t: TestApp;
   let site: FixtureSite;
   let colour = 'rgb(0, 0, 255)';
-  const clients: Client[] = [];
+  const host = mcpHost();
   before(async () => {
     site = await startSite({
       '/': page(
@@ -79,7 +78,7 @@ describe('MCP server over stdio against the service', () => {
     });
   });
   after(async () => {
-    for (const client of clients) await client.close().catch(() => undefined);
+    await host.close();
     await t?.close();
     await site?.close();
   });
@@ -91,21 +90,7 @@ describe('MCP server over stdio against the service', () => {
     return { userId: user.id, key, env: { SHOTSMITH_API_KEY: key, SHOTSMITH_URL: t.url } };
   };
 
-  /** The server started as a host starts it: the command, its args, its env block. */
-  const connect = async (env: Record<string, string>): Promise<Client> => {
-    const client = new Client({ name: 'shotsmith-test', version: '0.0.0' });
-    const transport = new StdioClientTransport({
-      command: process.execPath,
-      args: NODE_ARGS,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stderr: 'pipe',
-    });
-    await client.connect(transport);
-    clients.push(client);
-    return client;
-  };
-  const call = async (client: Client, name: string, args: Json = {}) =>
-    (await client.callTool({ name, arguments: args })) as CallToolResult;
+  const connect = (env: Record<string, string>) => host.connect(env);
   const used = async (client: Client) => facts(await call(client, 'get_usage')).used as number;
 
   it('lists the tools, with the capture options and the service descriptions', async () => {
@@ -232,7 +217,12 @@ describe('MCP server over stdio against the service', () => {
     const client = await connect(env);
     const bad = await call(client, 'capture_screenshot', { url: `${site.origin}/`, width: 'wide' });
     assert.equal(bad.isError, true);
-    assert.equal(texts(bad)[0], 'width must be an integer [400 invalid_request]');
+    // invalid_request can quote the page (what scripts threw): its message is page text.
+    assert.equal(
+      texts(bad)[0],
+      'The service refused the capture [400 invalid_request]. Its message can quote the page, so it is given as page text:',
+    );
+    assert.equal(pageBlock(bad).get('message'), 'width must be an integer');
     // Not in the tool's schema: a result sent elsewhere is never asked of the service.
     const elsewhere = await call(client, 'capture_screenshot', {
       url: `${site.origin}/`,
