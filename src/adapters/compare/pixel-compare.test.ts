@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import pixelmatch from 'pixelmatch';
 import sharp from 'sharp';
 import { comparedSize, compareRaw, createImageComparer, type RawImage } from './pixel-compare.ts';
 
@@ -119,4 +120,32 @@ test('buffers of its own are handed to the worker, not copied', async () => {
   } finally {
     await comparer.close();
   }
+});
+
+test('the band of changed rows gives what pixelmatch gives on the whole image', async () => {
+  // Two real captures (the docs' monitor example): text, anti-aliasing and a changed part.
+  const raw = async (file: string): Promise<RawImage> => {
+    const { data, info } = await sharp(
+      new URL(`../../../docs/images/${file}`, import.meta.url).pathname,
+    )
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    return { width: info.width, height: info.height, data };
+  };
+  const [before, after] = [await raw('monitor-before.png'), await raw('monitor-after.png')];
+  const whole = new Uint8Array(before.data.length);
+  const expected = pixelmatch(before.data, after.data, whole, before.width, before.height, {
+    threshold: 0.1,
+    alpha: 0.2,
+    diffColor: [255, 0, 0],
+  });
+  assert.ok(expected > 0);
+  const result = compareRaw(before, after);
+  assert.equal(result.changedFraction, expected / (before.width * before.height));
+  assert.ok(result.diff);
+  assert.ok(Buffer.from(result.diff).equals(Buffer.from(whole)), 'the same diff, pixel for pixel');
+  // Below the threshold nothing is drawn; equal images are not compared at all.
+  assert.equal(compareRaw(before, after, 0.99).diff, null);
+  assert.deepEqual(compareRaw(before, before, 0.001), { changedFraction: 0, diff: null });
 });

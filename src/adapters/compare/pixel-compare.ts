@@ -37,12 +37,23 @@ const PIXEL_TOLERANCE = 0.1;
 const DIFF_BACKGROUND_ALPHA = 0.2;
 
 /**
- * The share of pixels that differ between two decoded images, and the diff's pixels (RGBA,
- * the size of the images) when they are the same size. Pure, for the unit test.
+ * Rows around the changed band that pixelmatch also reads: its anti-aliasing check looks two
+ * pixels away from a changed pixel (its neighbours' neighbours), so with this margin of equal
+ * rows the band gives the count the whole image would.
+ */
+const BAND_MARGIN_ROWS = 3;
+
+/**
+ * The share of pixels that differ between two decoded images, and, when that share reaches
+ * `drawAt`, the diff's pixels (RGBA, the size of the images; null when the sizes differ).
+ * Only the band of rows between the first and the last that differ goes through pixelmatch
+ * (rows compare as bytes, natively): a monitor's page mostly changes in a part, or not at all.
+ * Pure, for the unit test.
  */
 export function compareRaw(
   before: RawImage,
   after: RawImage,
+  drawAt = 0,
 ): { changedFraction: number; diff: Uint8Array | null } {
   if (before.width !== after.width || before.height !== after.height) {
     return { changedFraction: 1, diff: null };
@@ -50,13 +61,60 @@ export function compareRaw(
   const { width, height } = after;
   const pixels = width * height;
   if (pixels === 0) return { changedFraction: 0, diff: null };
+  const rowBytes = width * 4;
+  const rows = changedRows(before.data, after.data, rowBytes, height);
+  const top = rows === null ? 0 : Math.max(0, rows.first - BAND_MARGIN_ROWS);
+  const bottom = rows === null ? 0 : Math.min(height, rows.last + 1 + BAND_MARGIN_ROWS);
+  const band = (image: Uint8Array) => image.subarray(top * rowBytes, bottom * rowBytes);
+  const bandDiff = new Uint8Array((bottom - top) * rowBytes);
+  const changed =
+    rows === null
+      ? 0
+      : pixelmatch(band(before.data), band(after.data), bandDiff, width, bottom - top, {
+          threshold: PIXEL_TOLERANCE,
+          alpha: DIFF_BACKGROUND_ALPHA,
+          diffColor: [255, 0, 0],
+        });
+  const changedFraction = changed / pixels;
+  if (changedFraction < drawAt) return { changedFraction, diff: null };
+  // Outside the band every pixel is equal: drawn faded, as pixelmatch draws its equal pixels.
   const diff = new Uint8Array(pixels * 4);
-  const changed = pixelmatch(before.data, after.data, diff, width, height, {
-    threshold: PIXEL_TOLERANCE,
-    alpha: DIFF_BACKGROUND_ALPHA,
-    diffColor: [255, 0, 0],
-  });
-  return { changedFraction: changed / pixels, diff };
+  fadedGrey(before.data, diff, 0, top * rowBytes);
+  diff.set(bandDiff, top * rowBytes);
+  fadedGrey(before.data, diff, bottom * rowBytes, pixels * 4);
+  return { changedFraction, diff };
+}
+
+/** The first and last rows whose bytes differ; null when none does. */
+function changedRows(
+  a: Uint8Array,
+  b: Uint8Array,
+  rowBytes: number,
+  height: number,
+): { first: number; last: number } | null {
+  const row = (image: Uint8Array, y: number) =>
+    Buffer.from(image.buffer, image.byteOffset + y * rowBytes, rowBytes);
+  let first = 0;
+  while (first < height && row(a, first).equals(row(b, first))) first++;
+  if (first === height) return null;
+  let last = height - 1;
+  while (last > first && row(a, last).equals(row(b, last))) last--;
+  return { first, last };
+}
+
+/** pixelmatch's drawing of an equal pixel (its luma, faded towards white), over a range. */
+function fadedGrey(image: Uint8Array, out: Uint8Array, from: number, to: number): void {
+  for (let i = from; i < to; i += 4) {
+    const luma =
+      (image[i] ?? 0) * 0.29889531 +
+      (image[i + 1] ?? 0) * 0.58662247 +
+      (image[i + 2] ?? 0) * 0.11448223;
+    const value = 255 + ((luma - 255) * DIFF_BACKGROUND_ALPHA * (image[i + 3] ?? 0)) / 255;
+    out[i] = value;
+    out[i + 1] = value;
+    out[i + 2] = value;
+    out[i + 3] = 255;
+  }
 }
 
 /**
@@ -102,11 +160,13 @@ export async function compareEncoded(task: CompareTask): Promise<CompareResult> 
     return { changedFraction: 1, diff: null, width: b.width, height: b.height };
   }
   const size = comparedSize(b.width, b.height, task.maxPixels);
-  const [before, after] = await Promise.all([decode(task.before, size), decode(task.after, size)]);
-  const { changedFraction, diff } = compareRaw(before, after);
-  if (diff === null || changedFraction < task.threshold) {
-    return { changedFraction, diff: null, ...size };
-  }
+  const scaled = size.width !== b.width || size.height !== b.height;
+  const [before, after] = await Promise.all([
+    decode(task.before, scaled ? size : null),
+    decode(task.after, scaled ? size : null),
+  ]);
+  const { changedFraction, diff } = compareRaw(before, after, task.threshold);
+  if (diff === null) return { changedFraction, diff: null, ...size };
   // Fast settings: the diff is mostly one faded grey, and is encoded on every changed run
   // (bench/monitors.ts holds a comparison to a tenth of a capture's CPU).
   const png = await sharp(diff, { raw: { ...size, channels: 4 } })
@@ -115,15 +175,13 @@ export async function compareEncoded(task: CompareTask): Promise<CompareResult> 
   return { changedFraction, diff: png, ...size };
 }
 
+/** Decodes an image to RGBA, scaled to `size` when given. */
 async function decode(
   image: Uint8Array,
-  size: { width: number; height: number },
+  size: { width: number; height: number } | null,
 ): Promise<RawImage> {
   let pipeline = sharp(image).ensureAlpha();
-  const meta = await sharp(image).metadata();
-  if (meta.width !== size.width || meta.height !== size.height) {
-    pipeline = pipeline.resize(size.width, size.height, { fit: 'fill' });
-  }
+  if (size !== null) pipeline = pipeline.resize(size.width, size.height, { fit: 'fill' });
   const { data, info } = await pipeline.raw().toBuffer({ resolveWithObject: true });
   return { width: info.width, height: info.height, data };
 }
