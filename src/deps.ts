@@ -209,7 +209,16 @@ export async function buildDeps(config: Config, options: BuildDepsOptions = {}):
     const comparer = createImageComparer();
     closers.push(() => comparer.close());
     const asyncCaptures = await buildAsyncCaptures(config, capture, {
-      monitorRuns: monitorRunEnds({ ...capture, comparer }),
+      monitorRuns: monitorRunEnds(
+        { ...capture, comparer },
+        {
+          onFileError: (err, key) =>
+            logger?.warn(
+              { err, key },
+              'could not delete a monitor run image; the orphan sweep will',
+            ),
+        },
+      ),
       webhookPolicy: options.browser?.webhookPolicy ?? webhookPolicy,
       backoffMs: options.webhookBackoffMs ?? BOUNDS.jobs.webhookBackoffMs,
       logger,

@@ -335,6 +335,11 @@ export const BOUNDS = {
     claimsPerTick: 5_000,
     /** Runs a tick starts (holds a unit, writes the run and its job) at once. */
     startsAtOnce: 8,
+    /**
+     * Stored files a monitor's deletion deletes at once, after its image records (so its
+     * URLs answer 404 already); the rest wait their turn.
+     */
+    imageDeletesAtOnce: 8,
     /** Failed runs in a row before `monitor.failed` is sent. */
     failuresBeforeEvent: 3,
     /** While a monitor keeps failing, `monitor.failed` is sent at most this often. */

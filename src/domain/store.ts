@@ -459,6 +459,12 @@ export interface WebhookStore {
 export interface MonitorInput {
   url?: string;
   html?: string;
+  /**
+   * The html document's size in UTF-8 bytes and its SHA-256 (hex), worked out once when the
+   * monitor is made: answers show these instead of the document. Absent for a URL monitor,
+   * and for one made before they were kept (worked out when answered).
+   */
+  htmlDigest?: { bytes: number; sha256: string };
   options: Record<string, unknown>;
 }
 
@@ -545,8 +551,23 @@ export interface MonitorStore {
       Pick<Monitor, 'name' | 'every' | 'threshold' | 'webhookUrl' | 'status' | 'nextRunAt'>
     >,
   ): Promise<Monitor | null>;
-  /** Deletes the monitor and its runs; the deleted monitor, or null when not the account's. */
-  delete(userId: number, id: string): Promise<Monitor | null>;
+  /**
+   * Deletes the monitor, its runs and the records of its images (each run's image, each
+   * diff, the baseline) in one transaction, its row locked first so that a run ending at the
+   * same moment has either written its images to its run, deleted here, or finds the monitor
+   * gone. Returns the monitor and the image records, whose stored files the caller deletes;
+   * null when it is not the account's.
+   */
+  delete(
+    userId: number,
+    id: string,
+  ): Promise<{ monitor: Monitor; images: ScreenshotRecord[] } | null>;
+  /**
+   * Deletes the records among `ids` (a run's image and diff) that no run of the account's
+   * monitors shows and no monitor keeps as its baseline: the images of a run that ended
+   * after its monitor was deleted. Returns the deleted records, whose files the caller deletes.
+   */
+  releaseRunImages(userId: number, ids: readonly number[]): Promise<ScreenshotRecord[]>;
   /**
    * Claims up to `limit` monitors due at `now`, active or paused on quota (a slot of those
    * looks whether the month has room again): each one's `next_run_at` is moved to
@@ -581,6 +602,4 @@ export interface MonitorStore {
    * two), or was never written. How many.
    */
   failStale(before: number, error: string): Promise<number>;
-  /** Sets a screenshot record's expiry (a baseline kept, or let go). */
-  setScreenshotExpiry(id: number, expiresAt: number): Promise<void>;
 }

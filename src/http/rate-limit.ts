@@ -14,12 +14,18 @@ export class RateLimits {
   private readonly capture = new Map<PlanName, WindowCounter>();
   private readonly links = new Map<PlanName, WindowCounter>();
   private readonly other: WindowCounter;
+  private readonly sessionReads: WindowCounter;
   private readonly ctx: DomainContext;
 
   constructor(ctx: DomainContext) {
     this.ctx = ctx;
     this.other = ctx.counters.create({
       name: 'api-other',
+      limit: BOUNDS.rates.otherEndpointsPerMinute,
+      windowMs: BOUNDS.rates.windowMs,
+    });
+    this.sessionReads = ctx.counters.create({
+      name: 'session-read',
       limit: BOUNDS.rates.otherEndpointsPerMinute,
       windowMs: BOUNDS.rates.windowMs,
     });
@@ -104,6 +110,19 @@ export class RateLimits {
     return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const user = requireAccount(request);
       await enforce(this.other, String(user.id), user.plan, reply);
+    };
+  }
+
+  /**
+   * Every dashboard read (a GET by session cookie), after the session hook: as many per
+   * minute per account as its keys' reads get (`rates.otherEndpointsPerMinute`), in a window
+   * of its own, so a program spending the keys' window does not lock its owner out of the
+   * dashboard (the keys page to revoke it included), nor the dashboard the program.
+   */
+  sessionReadHook() {
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const user = requireAccount(request);
+      await enforce(this.sessionReads, String(user.id), user.plan, reply);
     };
   }
 }

@@ -3,7 +3,8 @@
  * operations of /v1/monitors to the session cookie, on both databases. One set of monitors
  * seen through both doors; another account's session gets 404 for every operation; a
  * cookie-authenticated change from another site is refused and changes nothing; Free is told
- * monitors are Pro; the changes draw on the account's rates as with a key. (Every
+ * monitors are Pro; the changes draw on the account's rates as with a key, the reads on its
+ * dashboard reads; a delete takes the monitor's images at once. (Every
  * operation's 401s and 403s are also walked by test/api/route-auth.test.ts.)
  */
 import assert from 'node:assert/strict';
@@ -87,7 +88,8 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
       const run = (await runs(cookie, id)).find((r) => r.id === runId);
       if (run && run.status !== 'running') return run;
       assert.ok(Date.now() < end, 'the run ended in time');
-      await sleep(100);
+      // Well inside the dashboard's reads per minute (they are limited), however slow a run.
+      await sleep(250);
     }
   };
 
@@ -102,6 +104,11 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
 
     const listed = await dash(a.cookie, '/v1/account/monitors');
     assert.equal(listed.status, 200);
+    assert.equal(
+      listed.headers.get('x-ratelimit-limit'),
+      String(BOUNDS.rates.otherEndpointsPerMinute),
+      "a read draws on the dashboard's reads (test/api/dashboard-reads.test.ts)",
+    );
     assert.deepEqual(
       ((await listed.json()) as { data: Json[] }).data.map((x) => x.id),
       [id],
@@ -165,6 +172,10 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
     const del = await dash(a.cookie, `/v1/account/monitors/${id}`, { method: 'DELETE' });
     assert.equal(del.status, 200, await del.clone().text());
     assert.equal((await dash(a.cookie, `/v1/account/monitors/${id}`)).status, 404);
+    // Its images went with it, as by key: each run's, the diff, the baseline.
+    for (const url of [first.image_url, second.image_url, second.diff_url]) {
+      assert.equal((await fetch(String(url))).status, 404, String(url));
+    }
     assert.equal(
       (await t.fetch(`/v1/monitors/${id}`, { headers: { 'x-api-key': key } })).status,
       404,

@@ -4,15 +4,18 @@
  * options named, runs compared with the baseline (unchanged, a known area recoloured, a
  * changing clock ignored), the diff served, a signed monitor.changed verified with the
  * standardwebhooks package, pause, resume, delete, accounts kept apart, one unit a run, a
- * spent month pausing the monitor, and the schedule: each slot once, a long gap once.
+ * spent month pausing the monitor, and the schedule: each slot once, a long gap once. Deleting
+ * a monitor deletes its images at once (on disk and on S3), a run that ends after it included;
+ * an html monitor is answered by its size and digest.
  */
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { dayBounds, MINUTE_MS, monthBounds } from '../../src/lib/time.ts';
 import { createKey, type DbKind, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
+import { type S3Process, startS3Process } from '../helpers/s3rver-process.ts';
 import { serviceSkip, TEST_REDIS_URL } from '../helpers/services.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
 
@@ -49,6 +52,9 @@ for (const { name, db, redis } of VARIANTS)
     let ticks = 0;
     // The X-Token header of each request to /token.
     const tokens: string[] = [];
+    // /slow answers once the test lets it (`slowGate`), telling it when asked (`slowAsked`).
+    let slowAsked = Promise.withResolvers<void>();
+    let slowGate = Promise.withResolvers<void>();
     before(async () => {
       hooks = await startWebhookReceiver();
       site = await startSite({
@@ -64,6 +70,11 @@ for (const { name, db, redis } of VARIANTS)
         '/token': (req, res) => {
           tokens.push(String(req.headers['x-token']));
           res.writeHead(200, { 'content-type': 'text/html' }).end(page('<h1>token</h1>'));
+        },
+        '/slow': async (_req, res) => {
+          slowAsked.resolve();
+          await slowGate.promise;
+          res.writeHead(200, { 'content-type': 'text/html' }).end(page('<h1>slow</h1>'));
         },
         '/broken': (_req, res) => {
           res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>down</h1>');
@@ -150,6 +161,17 @@ for (const { name, db, redis } of VARIANTS)
       }
     };
     const options = { width: WIDTH, height: HEIGHT };
+    /** A stored file's key (`{token}.{ext}`) from its hosted URL. */
+    const fileOf = (url: unknown) => String(url).slice(String(url).lastIndexOf('/') + 1);
+    /** Waits until `check` holds (files are deleted right after the answer, off the request). */
+    const eventually = async (check: () => Promise<boolean>, what: string) => {
+      const end = Date.now() + 30_000;
+      while (!(await check())) {
+        assert.ok(Date.now() < end, what);
+        await sleep(50);
+      }
+    };
+    const stored = async (url: unknown) => (await t.deps.storage.get(fileOf(url))) !== null;
 
     it('is Pro: Free is refused as other Pro features are', async () => {
       const plans = (await (await t.fetch('/v1/plans')).json()) as { data: Json[] };
@@ -369,6 +391,169 @@ for (const { name, db, redis } of VARIANTS)
       assert.equal((await api(p.key, `/v1/monitors/${id}`)).status, 404);
     });
 
+    it("deleting it deletes its images at once: each run's, the diff, the baseline", async () => {
+      const p = await account();
+      colour = 'rgb(0, 0, 255)';
+      const m = await create(p.key, { url: `${site.origin}/box`, options, every: '1h' });
+      const id = String(m.id);
+      const first = await runNow(p.key, id);
+      colour = 'rgb(0, 160, 0)';
+      const second = await runNow(p.key, id);
+      assert.equal(second.changed, true, JSON.stringify(second));
+      // The second run's image is the baseline now; the first's is an older run's.
+      const urls = [first.image_url, second.image_url, second.diff_url].map(String);
+      for (const url of urls) assert.equal((await fetch(url)).status, 200, url);
+
+      // A capture of the account's with the run's options renders its own image: runs are
+      // cached apart, so the monitor's deletion cannot take an image the account was given.
+      const capture = await api(p.key, '/v1/screenshots', {
+        method: 'POST',
+        json: { url: `${site.origin}/box`, ...options },
+      });
+      assert.equal(capture.status, 201, await capture.clone().text());
+      const captured = (await capture.json()) as Json;
+      assert.equal(captured.cached, false, 'not a run of the monitor from the cache');
+      assert.ok(!urls.includes(String(captured.image_url)));
+
+      const del = await api(p.key, `/v1/monitors/${id}`, { method: 'DELETE' });
+      assert.equal(del.status, 200, await del.clone().text());
+      for (const url of urls) assert.equal((await fetch(url)).status, 404, `${url} at once`);
+      await eventually(
+        async () => !(await Promise.all(urls.map(stored))).some(Boolean),
+        'the stored files are deleted too',
+      );
+      assert.equal((await fetch(String(captured.image_url))).status, 200, 'the capture stays');
+      const left = await t.deps.database.db
+        .selectFrom('screenshots')
+        .select('token')
+        .where('user_id', '=', p.id)
+        .execute();
+      assert.deepEqual(
+        left.map((r) => r.token),
+        [fileOf(captured.image_url).split('.')[0]],
+        'no record of the monitor is left',
+      );
+    });
+
+    it('a file that cannot be deleted is logged, 404 anyway, and the orphan sweep takes it', async () => {
+      const p = await account();
+      const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
+      const run = await runNow(p.key, String(m.id));
+      assert.equal(run.status, 'succeeded', JSON.stringify(run));
+      const storage = t.deps.storage;
+      const { delete: deleteFile } = storage;
+      const refused: string[] = [];
+      storage.delete = async (key) => {
+        refused.push(key);
+        throw new Error('the store is away');
+      };
+      try {
+        const del = await api(p.key, `/v1/monitors/${m.id}`, { method: 'DELETE' });
+        assert.equal(del.status, 200, await del.clone().text());
+        assert.equal((await fetch(String(run.image_url))).status, 404, 'the record decides');
+        await eventually(async () => refused.includes(fileOf(run.image_url)), 'it was tried');
+      } finally {
+        storage.delete = deleteFile;
+      }
+      assert.ok(await stored(run.image_url), 'the file is still there');
+      assert.ok(
+        t.logs.some((l) => l.includes('could not delete a monitor image')),
+        'and the failure was logged',
+      );
+      // The orphan sweep deletes stored images no record points to, once old enough.
+      offset += 2 * 60 * MINUTE_MS;
+      await t.deps.sweepOrphans();
+      assert.equal(await stored(run.image_url), false, 'the orphan sweep deleted it');
+    });
+
+    it('a run whose monitor is deleted while it renders leaves no image behind', async () => {
+      const p = await account();
+      const m = await create(p.key, { url: `${site.origin}/slow`, options, every: '1h' });
+      slowAsked = Promise.withResolvers<void>();
+      slowGate = Promise.withResolvers<void>();
+      try {
+        const res = await api(p.key, `/v1/monitors/${m.id}/run`, { method: 'POST' });
+        assert.equal(res.status, 202);
+        await slowAsked.promise; // rendering: past the worker's look for its monitor
+        const del = await api(p.key, `/v1/monitors/${m.id}`, { method: 'DELETE' });
+        assert.equal(del.status, 200);
+      } finally {
+        slowGate.resolve();
+      }
+      let result: Json | null = null;
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const [job] = await t.deps.database.db
+          .selectFrom('capture_jobs')
+          .select(['status', 'result'])
+          .where('user_id', '=', p.id)
+          .execute();
+        if (job?.status === 'succeeded') {
+          result = JSON.parse(String(job.result)) as Json;
+          break;
+        }
+        assert.ok(Date.now() < end, `the job ended: ${JSON.stringify(job)}`);
+        await sleep(100);
+      }
+      const url = String(result.image_url);
+      assert.match(url, /\/images\//);
+      assert.equal((await fetch(url)).status, 404, 'the image it stored is not online');
+      assert.equal(await stored(url), false, 'nor stored');
+      const left = await t.deps.database.db
+        .selectFrom('screenshots')
+        .select('id')
+        .where('user_id', '=', p.id)
+        .execute();
+      assert.deepEqual(left, [], 'nor recorded');
+    });
+
+    it('answers an html monitor with its size and digest, never its document', async () => {
+      const p = await account();
+      const doc = `<body style="margin:0;background:#036"><h1 style="color:#fff">prix: 5 €</h1>${'<!-- pad -->'.repeat(2_000)}</body>`;
+      const digest = {
+        html_bytes: Buffer.byteLength(doc),
+        html_sha256: createHash('sha256').update(doc).digest('hex'),
+      };
+      const m = await create(p.key, { html: doc, options, every: '1h', name: 'doc' });
+      const shape = (x: Json) => ({
+        html: x.html,
+        url: x.url,
+        html_bytes: x.html_bytes,
+        html_sha256: x.html_sha256,
+      });
+      const expected = { html: undefined, url: undefined, ...digest };
+      assert.deepEqual(shape(m), expected, 'the create answer');
+      const id = String(m.id);
+      const got = (await (await api(p.key, `/v1/monitors/${id}`)).json()) as Json;
+      assert.deepEqual(shape(got), expected, 'GET');
+      const list = (await (await api(p.key, '/v1/monitors')).json()) as { data: Json[] };
+      assert.deepEqual(list.data.map(shape), [expected], 'the list');
+      const patched = await api(p.key, `/v1/monitors/${id}`, {
+        method: 'PATCH',
+        json: { name: 'renamed' },
+      });
+      assert.deepEqual(shape((await patched.json()) as Json), expected, 'PATCH');
+      assert.ok(Buffer.byteLength(JSON.stringify(list)) < 2_000, 'a list stays small');
+      // The document itself is kept: a run renders it.
+      const run = await runNow(p.key, id);
+      assert.equal(run.status, 'succeeded', JSON.stringify(run));
+      // A monitor stored before the digest was kept is answered the same (worked out).
+      const row = await t.deps.database.db
+        .selectFrom('monitors')
+        .select('input')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
+      const { htmlDigest: kept, ...older } = JSON.parse(row.input) as Json;
+      assert.deepEqual(kept, { bytes: digest.html_bytes, sha256: digest.html_sha256 }, 'kept');
+      await t.deps.database.db
+        .updateTable('monitors')
+        .set({ input: JSON.stringify(older) })
+        .where('id', '=', id)
+        .execute();
+      const again = (await (await api(p.key, `/v1/monitors/${id}`)).json()) as Json;
+      assert.deepEqual(shape(again), expected, 'an older monitor');
+    });
+
     it('monitor.failed after 3 failed runs in a row, then not again that day', async () => {
       const p = await account();
       const m = await create(p.key, {
@@ -569,3 +754,74 @@ for (const { name, db, redis } of VARIANTS)
       assert.match(String(stale?.error), /interrupted/);
     });
   });
+
+// The images of a monitor stored in S3-compatible storage (s3rver) go with it just the same:
+// its records at once, then its objects in the bucket.
+describe('monitors on S3: deleting one deletes its objects', () => {
+  let t: TestApp;
+  let site: FixtureSite;
+  let s3: S3Process;
+  let colour = 'rgb(0, 0, 255)';
+  before(async () => {
+    site = await startSite({
+      '/box': (_req, res) => {
+        res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end(page(`<div style="width:200px;height:150px;background:${colour}"></div>`));
+      },
+    });
+    s3 = await startS3Process();
+    t = await startApp({ db: 'sqlite', env: { ...s3.env, EGRESS_ALLOWLIST: site.hostPort } });
+  });
+  after(async () => {
+    await t?.close();
+    await s3?.close();
+    await site?.close();
+  });
+
+  it("each run's image, the diff and the baseline: 404 at once, then gone from the bucket", async () => {
+    assert.equal(t.deps.storage.kind, 's3');
+    const a = await signUp(t);
+    await t.deps.ctx.store.users.setPlan(a.id, 'pro', Date.now());
+    const { key } = await createKey(t, a.cookie);
+    const api = (path: string, init: { method?: string; json?: unknown } = {}) =>
+      t.fetch(path, { ...init, headers: { 'x-api-key': key } });
+    const created = await api('/v1/monitors', {
+      method: 'POST',
+      json: { url: `${site.origin}/box`, options: { width: WIDTH, height: HEIGHT }, every: '1h' },
+    });
+    assert.equal(created.status, 201, await created.clone().text());
+    const { id } = (await created.json()) as { id: string };
+    const runNow = async (): Promise<Json> => {
+      const res = await api(`/v1/monitors/${id}/run`, { method: 'POST' });
+      assert.equal(res.status, 202, await res.clone().text());
+      const { id: runId } = (await res.json()) as { id: string };
+      const end = Date.now() + 60_000;
+      for (;;) {
+        const list = (await (await api(`/v1/monitors/${id}/runs`)).json()) as { data: Json[] };
+        const run = list.data.find((r) => r.id === runId);
+        if (run && run.status !== 'running') return run;
+        assert.ok(Date.now() < end, 'the run ended in time');
+        await sleep(100);
+      }
+    };
+    const first = await runNow();
+    colour = 'rgb(0, 160, 0)';
+    const second = await runNow();
+    assert.equal(second.changed, true, JSON.stringify(second));
+    const urls = [first.image_url, second.image_url, second.diff_url].map(String);
+    const keys = urls.map((u) => u.slice(u.lastIndexOf('/') + 1));
+    for (const url of urls) assert.equal((await fetch(url)).status, 200, url);
+    for (const k of keys) assert.ok(await t.deps.storage.get(k), `${k} is in the bucket`);
+
+    assert.equal((await api(`/v1/monitors/${id}`, { method: 'DELETE' })).status, 200);
+    for (const url of urls) assert.equal((await fetch(url)).status, 404, `${url} at once`);
+    const end = Date.now() + 30_000;
+    for (;;) {
+      const left = (await Promise.all(keys.map((k) => t.deps.storage.get(k)))).filter(Boolean);
+      if (left.length === 0) break;
+      assert.ok(Date.now() < end, `${left.length} objects still in the bucket`);
+      await sleep(50);
+    }
+  });
+});

@@ -5,6 +5,7 @@
  * only it), pause, resume, delete, `help monitor`, and what is wrong with a bad command line.
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -154,16 +155,28 @@ describe('shotsmith monitor', () => {
   it('creates from an HTML file, pauses, resumes and deletes', async () => {
     const env = await account();
     const file = path.join(dir, 'card.html');
-    await writeFile(file, '<body style="background:#036">card</body>');
+    // 41 characters, 42 bytes in UTF-8: the answers count bytes.
+    const doc = '<body style="background:#036">café</body>';
+    await writeFile(file, doc);
     const created = await ok(
       ['monitor', 'create', '--html-file', file, '--every', '1d', '--json'],
       env,
     );
-    const m = JSON.parse(created.stdout) as { id: string; html: string; every: string };
-    assert.deepEqual([m.html, m.every], ['<body style="background:#036">card</body>', '1d']);
+    const m = JSON.parse(created.stdout) as {
+      id: string;
+      every: string;
+      html?: string;
+      html_bytes?: number;
+      html_sha256?: string;
+    };
+    assert.deepEqual(
+      [m.html, m.html_bytes, m.html_sha256, m.every],
+      [undefined, 42, createHash('sha256').update(doc).digest('hex'), '1d'],
+      'the document is not answered back, its size and digest are',
+    );
     assert.match(
       (await ok(['monitor', 'list'], env)).stdout,
-      new RegExp(`^${m.id} +active +1d +- +- +- +\\(html, 41 characters\\)$`, 'm'),
+      new RegExp(`^${m.id} +active +1d +- +- +- +\\(html, 42 bytes\\)$`, 'm'),
     );
 
     const paused = await ok(['monitor', 'pause', m.id], env);

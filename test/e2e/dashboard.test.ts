@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
+import { BOUNDS } from '../../src/domain/bounds.ts';
 import { PASSWORD, startApp, type TestApp, uniqueEmail } from '../helpers/app.ts';
 import { type FixtureSite, page as html, sleep, startSite } from '../helpers/fixtures.ts';
 import {
@@ -529,6 +530,57 @@ describe('dashboard (browser)', () => {
     await page.getByLabel('API key').fill(apiKey);
     await page.getByRole('button', { name: 'Run capture' }).click();
     await notice('The API key was refused: it is mistyped, or it has been revoked.').waitFor();
+  });
+
+  it('reads a handful of times per page, far inside the dashboard reads per minute', async () => {
+    // Every GET by session draws on the account's dashboard reads (docs/api.md, "Dashboard
+    // reads"), answered with X-RateLimit-* like every limited request; public reads (plans,
+    // devices) carry no such header.
+    const limit = String(BOUNDS.rates.otherEndpointsPerMinute);
+    const reads: Array<{ path: string; status: number; remaining: number }> = [];
+    const seen = (res: Response) => {
+      const url = new URL(res.url());
+      if (res.request().method() !== 'GET' || !url.pathname.startsWith('/v1/')) return;
+      const headers = res.headers();
+      if (headers['x-ratelimit-limit'] !== limit) return;
+      reads.push({
+        path: url.pathname,
+        status: res.status(),
+        remaining: Number(headers['x-ratelimit-remaining']),
+      });
+    };
+    page.on('response', seen);
+    try {
+      for (const path of [
+        '/dashboard',
+        '/dashboard/playground',
+        '/dashboard/keys',
+        '/dashboard/screenshots',
+        '/dashboard/monitors',
+        '/dashboard/webhooks',
+        '/dashboard/billing',
+      ]) {
+        const before = reads.length;
+        await page.goto(`${t.url}${path}`);
+        await page.locator('h1.page-title').waitFor();
+        await page.waitForLoadState('networkidle');
+        const made = reads.slice(before);
+        // The app's own check of the session, and the page's one or two reads.
+        assert.ok(made.length >= 1 && made.length <= 4, `${path}: ${JSON.stringify(made)}`);
+        assert.deepEqual(
+          made.filter((r) => r.status === 429),
+          [],
+          path,
+        );
+      }
+    } finally {
+      page.off('response', seen);
+    }
+    const lowest = Math.min(...reads.map((r) => r.remaining));
+    assert.ok(
+      lowest > Number(limit) - 60,
+      `every page once used ${Number(limit) - lowest} of ${limit} reads a minute`,
+    );
   });
 
   it('logs out', async () => {

@@ -631,7 +631,7 @@ function table(header: string[], rows: string[][]): string {
     .join('');
 }
 
-const target = (m: Monitor) => m.url ?? `(html, ${m.html?.length ?? 0} characters)`;
+const target = (m: Monitor) => m.url ?? `(html, ${m.html_bytes ?? 0} bytes)`;
 const when = (iso: string | null) => (iso === null ? '-' : iso.replace(/\.\d{3}Z$/, 'Z'));
 const percent = (fraction: number | null) =>
   fraction === null

@@ -201,7 +201,10 @@ export class Shotsmith {
    * past the threshold is a `monitor.changed` webhook and a run with a diff image.
    */
   readonly monitors = {
-    /** POST /v1/monitors: 201 with the monitor, `status: "active"` and its `next_run_at`. */
+    /**
+     * POST /v1/monitors: 201 with the monitor, `status: "active"` and its `next_run_at`. An
+     * html monitor is answered with `html_bytes` and `html_sha256`, never its document.
+     */
     create: async (monitor: MonitorRequest): Promise<Monitor> =>
       this.#json<Monitor>('POST', '/v1/monitors', monitor),
     /** GET /v1/monitors: one page of the account's monitors, most recent first. */
@@ -213,7 +216,7 @@ export class Shotsmith {
     /** PATCH /v1/monitors/{id}: `{status: "paused"}` pauses it, `"active"` resumes it. */
     update: async (id: string, update: MonitorUpdate): Promise<Monitor> =>
       this.#json<Monitor>('PATCH', `/v1/monitors/${encodeURIComponent(id)}`, update),
-    /** DELETE /v1/monitors/{id}: the monitor, its runs and their images. */
+    /** DELETE /v1/monitors/{id}: the monitor, its runs and their images (404 at once). */
     delete: async (id: string): Promise<void> => {
       const res = await this.#request('DELETE', `/v1/monitors/${encodeURIComponent(id)}`);
       await res.arrayBuffer();

@@ -540,6 +540,26 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
                 /** @description Unexpected server error. */
                 500: {
                     headers: {
@@ -602,6 +622,26 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
                     };
                 };
                 /** @description Unexpected server error. */
@@ -924,6 +964,26 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
                     };
                 };
                 /** @description Unexpected server error. */
@@ -2450,8 +2510,12 @@ export interface paths {
                                 /** @description The monitor id (`mon_...`). */
                                 id: string;
                                 name: string | null;
+                                /** @description A URL monitor's target. */
                                 url?: string;
-                                html?: string;
+                                /** @description An html monitor's document size in UTF-8 bytes. The document itself is kept for the runs and never answered. */
+                                html_bytes?: number;
+                                /** @description The SHA-256 (hex) of an html monitor's document, as UTF-8. */
+                                html_sha256?: string;
                                 options: {
                                     [key: string]: unknown;
                                 };
@@ -2698,8 +2762,12 @@ export interface paths {
                             /** @description The monitor id (`mon_...`). */
                             id: string;
                             name: string | null;
+                            /** @description A URL monitor's target. */
                             url?: string;
-                            html?: string;
+                            /** @description An html monitor's document size in UTF-8 bytes. The document itself is kept for the runs and never answered. */
+                            html_bytes?: number;
+                            /** @description The SHA-256 (hex) of an html monitor's document, as UTF-8. */
+                            html_sha256?: string;
                             options: {
                                 [key: string]: unknown;
                             };
@@ -2811,8 +2879,12 @@ export interface paths {
                             /** @description The monitor id (`mon_...`). */
                             id: string;
                             name: string | null;
+                            /** @description A URL monitor's target. */
                             url?: string;
-                            html?: string;
+                            /** @description An html monitor's document size in UTF-8 bytes. The document itself is kept for the runs and never answered. */
+                            html_bytes?: number;
+                            /** @description The SHA-256 (hex) of an html monitor's document, as UTF-8. */
+                            html_sha256?: string;
                             options: {
                                 [key: string]: unknown;
                             };
@@ -2881,7 +2953,7 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Delete a monitor and its runs */
+        /** Delete a monitor, its runs and their images */
         delete: {
             parameters: {
                 query?: never;
@@ -2995,8 +3067,12 @@ export interface paths {
                             /** @description The monitor id (`mon_...`). */
                             id: string;
                             name: string | null;
+                            /** @description A URL monitor's target. */
                             url?: string;
-                            html?: string;
+                            /** @description An html monitor's document size in UTF-8 bytes. The document itself is kept for the runs and never answered. */
+                            html_bytes?: number;
+                            /** @description The SHA-256 (hex) of an html monitor's document, as UTF-8. */
+                            html_sha256?: string;
                             options: {
                                 [key: string]: unknown;
                             };
@@ -3640,6 +3716,26 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
                 /** @description Unexpected server error. */
                 500: {
                     headers: {
@@ -3722,6 +3818,26 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
                     };
                 };
                 /** @description Unexpected server error. */
@@ -3860,8 +3976,12 @@ export interface paths {
                                 /** @description The monitor id (`mon_...`). */
                                 id: string;
                                 name: string | null;
+                                /** @description A URL monitor's target. */
                                 url?: string;
-                                html?: string;
+                                /** @description An html monitor's document size in UTF-8 bytes. The document itself is kept for the runs and never answered. */
+                                html_bytes?: number;
+                                /** @description The SHA-256 (hex) of an html monitor's document, as UTF-8. */
+                                html_sha256?: string;
                                 options: {
                                     [key: string]: unknown;
                                 };
@@ -4108,8 +4228,12 @@ export interface paths {
                             /** @description The monitor id (`mon_...`). */
                             id: string;
                             name: string | null;
+                            /** @description A URL monitor's target. */
                             url?: string;
-                            html?: string;
+                            /** @description An html monitor's document size in UTF-8 bytes. The document itself is kept for the runs and never answered. */
+                            html_bytes?: number;
+                            /** @description The SHA-256 (hex) of an html monitor's document, as UTF-8. */
+                            html_sha256?: string;
                             options: {
                                 [key: string]: unknown;
                             };
@@ -4230,8 +4354,12 @@ export interface paths {
                             /** @description The monitor id (`mon_...`). */
                             id: string;
                             name: string | null;
+                            /** @description A URL monitor's target. */
                             url?: string;
-                            html?: string;
+                            /** @description An html monitor's document size in UTF-8 bytes. The document itself is kept for the runs and never answered. */
+                            html_bytes?: number;
+                            /** @description The SHA-256 (hex) of an html monitor's document, as UTF-8. */
+                            html_sha256?: string;
                             options: {
                                 [key: string]: unknown;
                             };
@@ -4300,7 +4428,7 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        /** Dashboard (session): Delete a monitor and its runs */
+        /** Dashboard (session): Delete a monitor, its runs and their images */
         delete: {
             parameters: {
                 query?: never;
@@ -4423,8 +4551,12 @@ export interface paths {
                             /** @description The monitor id (`mon_...`). */
                             id: string;
                             name: string | null;
+                            /** @description A URL monitor's target. */
                             url?: string;
-                            html?: string;
+                            /** @description An html monitor's document size in UTF-8 bytes. The document itself is kept for the runs and never answered. */
+                            html_bytes?: number;
+                            /** @description The SHA-256 (hex) of an html monitor's document, as UTF-8. */
+                            html_sha256?: string;
                             options: {
                                 [key: string]: unknown;
                             };
@@ -4783,6 +4915,26 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
                 /** @description Unexpected server error. */
                 500: {
                     headers: {
@@ -4929,6 +5081,26 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
                 /** @description Unexpected server error. */
                 500: {
                     headers: {
@@ -5009,6 +5181,26 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
                     };
                 };
                 /** @description Unexpected server error. */

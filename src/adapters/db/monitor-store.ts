@@ -1,15 +1,18 @@
 import type { Kysely, Selectable } from 'kysely';
+import { imageToken } from '../../domain/monitors/monitor-rules.ts';
 import type {
   Monitor,
   MonitorRun,
   MonitorStatus,
   MonitorStore,
   RunStatus,
+  ScreenshotRecord,
 } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
 import { insertDelivery } from './job-store.ts';
 import { lockUser } from './lock-user.ts';
 import type { Database, MonitorRunsTable, MonitorsTable } from './schema.ts';
+import { toScreenshot } from './screenshot-store.ts';
 
 const nullableNumber = (v: number | string | null): number | null =>
   v === null ? null : Number(v);
@@ -122,14 +125,84 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
       return row ? toMonitor(row) : null;
     },
 
-    async delete(userId, id) {
-      const row = await db
-        .deleteFrom('monitors')
-        .where('id', '=', id)
+    delete(userId, id) {
+      return inTransaction(async (trx) => {
+        // The monitor's row first, locked as a run's end locks it (finishRun): a run ending
+        // now has either written its image and diff to its run, read below, or it finds the
+        // monitor gone and lets them go itself (releaseRunImages). SQLite has one writer.
+        let current = trx
+          .selectFrom('monitors')
+          .selectAll()
+          .where('id', '=', id)
+          .where('user_id', '=', userId);
+        if (dialect === 'postgres') current = current.forUpdate();
+        const row = await current.executeTakeFirst();
+        if (row === undefined) return null;
+        const runs = await trx
+          .selectFrom('monitor_runs')
+          .select(['screenshot_id', 'diff_url'])
+          .where('monitor_id', '=', id)
+          .execute();
+        // Its runs go with it (ON DELETE CASCADE).
+        await trx.deleteFrom('monitors').where('id', '=', id).execute();
+        const ids = new Set<number>();
+        const tokens = new Set<string>();
+        if (row.baseline_id !== null) ids.add(Number(row.baseline_id));
+        for (const run of runs) {
+          if (run.screenshot_id !== null) ids.add(Number(run.screenshot_id));
+          // A diff's record is named by its URL's token alone (it is no run's screenshot_id).
+          const token = run.diff_url === null ? null : imageToken(run.diff_url);
+          if (token !== null) tokens.add(token);
+        }
+        const images: ScreenshotRecord[] = [];
+        // In chunks: a monitor's images over its plan's retention may be thousands.
+        const chunks = [
+          ...chunked([...ids]).map((part) => ['id', part] as const),
+          ...chunked([...tokens]).map((part) => ['token', part] as const),
+        ];
+        for (const [column, part] of chunks) {
+          const deleted = await trx
+            .deleteFrom('screenshots')
+            .where('user_id', '=', userId)
+            .where(column, 'in', part)
+            .returningAll()
+            .execute();
+          images.push(...deleted.map(toScreenshot));
+        }
+        return { monitor: toMonitor(row), images };
+      });
+    },
+
+    async releaseRunImages(userId, ids) {
+      if (ids.length === 0) return [];
+      const rows = await db
+        .deleteFrom('screenshots')
         .where('user_id', '=', userId)
+        .where('id', 'in', [...ids])
+        .where(({ exists, not, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('monitor_runs')
+                .innerJoin('monitors', 'monitors.id', 'monitor_runs.monitor_id')
+                .select('monitor_runs.id')
+                .where('monitors.user_id', '=', userId)
+                .whereRef('monitor_runs.screenshot_id', '=', 'screenshots.id'),
+            ),
+          ),
+        )
+        .where(({ exists, not, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('monitors')
+                .select('monitors.id')
+                .where('monitors.user_id', '=', userId)
+                .whereRef('monitors.baseline_id', '=', 'screenshots.id'),
+            ),
+          ),
+        )
         .returningAll()
-        .executeTakeFirst();
-      return row ? toMonitor(row) : null;
+        .execute();
+      return rows.map(toScreenshot);
     },
 
     claimDue(now, limit, next) {
@@ -338,13 +411,14 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
         .executeTakeFirst();
       return Number(res.numUpdatedRows);
     },
-
-    async setScreenshotExpiry(id, expiresAt) {
-      await db
-        .updateTable('screenshots')
-        .set({ expires_at: expiresAt })
-        .where('id', '=', id)
-        .execute();
-    },
   };
+}
+
+/** Values per `IN (...)` list: well under SQLite's 32,766 bound parameters. */
+const CHUNK = 500;
+
+function chunked<T>(values: T[]): T[][] {
+  const parts: T[][] = [];
+  for (let i = 0; i < values.length; i += CHUNK) parts.push(values.slice(i, i + CHUNK));
+  return parts;
 }

@@ -14,7 +14,7 @@ import { type HotPath, rawRunner, turnBatcher } from './hot-path.ts';
 import { type RememberedRows, rememberedRows } from './remembered-rows.ts';
 import type { Database, ScreenshotsTable } from './schema.ts';
 
-const toScreenshot = (row: Selectable<ScreenshotsTable>): ScreenshotRecord => ({
+export const toScreenshot = (row: Selectable<ScreenshotsTable>): ScreenshotRecord => ({
   id: Number(row.id),
   userId: row.user_id === null ? null : Number(row.user_id),
   token: row.token,

@@ -27,8 +27,12 @@ export interface WebhookSender {
  * the worker tells it before it writes the job's own end, while it holds the job.
  */
 export interface MonitorRunEnds {
-  /** False when the run's monitor was deleted since it was queued: nothing to render. */
-  wanted(job: CaptureJob): Promise<boolean>;
+  /**
+   * The run's monitor's id, the scope its capture is cached under (a run's images are its
+   * monitor's alone, deleted with it); null when the monitor was deleted since the run was
+   * queued: nothing to render.
+   */
+  wanted(job: CaptureJob): Promise<string | null>;
   succeeded(job: CaptureJob, record: ScreenshotRecord): Promise<void>;
   failed(job: CaptureJob, error: string): Promise<void>;
 }

@@ -66,19 +66,24 @@ export async function runJob(
       // run-capture.ts), so that a monitor deleted meanwhile is found before anything loads.
       await foregroundTurn(ctx, lost.signal);
     }
-    if (job.monitorRunId !== null && !(await ctx.monitorRuns.wanted(job))) {
+    const monitorId = job.monitorRunId === null ? null : await ctx.monitorRuns.wanted(job);
+    if (job.monitorRunId !== null && monitorId === null) {
       // Its monitor was deleted while it waited: no render, and the unit goes back.
       await fail(ctx, job, owner, { error: 'the monitor was deleted', code: 'not_found' });
       return 'done';
     }
     const plan = ctx.plans[user.plan];
+    // A monitor's runs are cached apart from the account's captures: no capture is ever
+    // answered with a run's image, nor a run with a capture's, so the monitor's deletion
+    // deletes its images and nothing of the account's besides (docs/api.md, "Monitors").
+    const cacheOwner = `user:${user.id}:${plan.name}${monitorId === null ? '' : `:${monitorId}`}`;
     let outcome: Awaited<ReturnType<typeof runCapture>>;
     try {
       outcome = await runCapture(ctx, {
         input: openCredentials(ctx.secrets, job.id, job.input) as CaptureInput,
         caller: {
           client: `user:${user.id}`,
-          cacheOwner: `user:${user.id}:${plan.name}`,
+          cacheOwner,
           userId: user.id,
           plan,
           // The unit was taken when the job was queued; the job gives it back if it fails.

@@ -1,20 +1,14 @@
-import { HOUR_MS } from '../../lib/time.ts';
 import { BOUNDS } from '../bounds.ts';
 import type { CaptureInput } from '../captures/capture-options.ts';
+import { storedKeys } from '../captures/formats.ts';
 import { decodeCursor, encodeCursor } from '../captures/list-screenshots.ts';
 import { planRestriction } from '../captures/options/define.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { checkCapture, checkWebhookUrl } from '../jobs/enqueue-capture.ts';
 import { sealCredentials } from '../jobs/job-credentials.ts';
 import type { Plan } from '../plans.ts';
-import type { Monitor, MonitorInput, MonitorRun, User } from '../store.ts';
-import {
-  BASELINE_EXPIRES_AT,
-  EVERY,
-  type Every,
-  newMonitorId,
-  nextRunAt,
-} from './monitor-rules.ts';
+import type { Monitor, MonitorInput, MonitorRun, ScreenshotRecord, User } from '../store.ts';
+import { EVERY, type Every, htmlDigest, newMonitorId, nextRunAt } from './monitor-rules.ts';
 import type { MonitorContext } from './ports.ts';
 
 export interface CreateMonitorInput {
@@ -135,6 +129,7 @@ export async function createMonitor(
   // the monitor's id, as a queued job's are (docs/security.md, "Credentials at rest").
   const stored: MonitorInput = {
     ...input,
+    ...(input.html !== undefined ? { htmlDigest: htmlDigest(input.html) } : {}),
     options: sealCredentials(ctx.secrets, id, input.options),
   };
   const created = await ctx.store.monitors.createWithinLimit(
@@ -211,20 +206,48 @@ export async function getMonitor(
   return monitor;
 }
 
-/** DELETE /v1/monitors/{id}: its runs go with it; its baseline's record gets its retention back. */
+/** A stored file that could not be deleted (logged; the orphan sweep deletes it later). */
+export type FileDeleteError = (err: unknown, key: string) => void;
+
+/**
+ * DELETE /v1/monitors/{id}: the monitor, its runs and every image of it (each run's image,
+ * each diff, the baseline) at once. The records go in the monitor's own transaction, so every
+ * image URL answers 404 from the moment this returns (the image route reads the record); the
+ * stored files are deleted after, off the request (`filesDeleted`), a few at a time.
+ */
 export async function deleteMonitor(
-  ctx: MonitorContext,
-  options: { user: User; id: string },
-): Promise<void> {
+  ctx: Pick<MonitorContext, 'store' | 'storage'>,
+  options: { user: User; id: string; onFileError?: FileDeleteError },
+): Promise<{ filesDeleted: Promise<void> }> {
   const deleted = await ctx.store.monitors.delete(options.user.id, options.id);
   if (deleted === null) throw notFound();
-  if (deleted.baselineId !== null) {
-    const plan = ctx.plans[options.user.plan];
-    await ctx.store.monitors.setScreenshotExpiry(
-      deleted.baselineId,
-      Math.min(BASELINE_EXPIRES_AT, ctx.clock() + plan.retention_hours * HOUR_MS),
-    );
-  }
+  return { filesDeleted: deleteImageFiles(ctx, deleted.images, options.onFileError) };
+}
+
+/**
+ * Deletes the stored files (the image and any content files) of records already deleted,
+ * `BOUNDS.monitors.imageDeletesAtOnce` at a time. Never rejects: a file that cannot be deleted
+ * is reported and left to the orphan sweep, which deletes stored images no record points to
+ * (docs/deployment.md, "When a dependency fails"); its URL is 404 already.
+ */
+export async function deleteImageFiles(
+  ctx: Pick<MonitorContext, 'storage'>,
+  records: readonly ScreenshotRecord[],
+  onError?: FileDeleteError,
+): Promise<void> {
+  const keys = records.flatMap((record) => storedKeys(record));
+  let next = 0;
+  const worker = async () => {
+    for (let key = keys[next++]; key !== undefined; key = keys[next++]) {
+      try {
+        await ctx.storage.delete(key);
+      } catch (err) {
+        onError?.(err, key);
+      }
+    }
+  };
+  const workers = Math.min(BOUNDS.monitors.imageDeletesAtOnce, keys.length);
+  await Promise.all(Array.from({ length: workers }, worker));
 }
 
 /** GET /v1/monitors: newest first, cursor pages as GET /v1/screenshots. */

@@ -1,16 +1,23 @@
 import { toIso } from '../../lib/time.ts';
 import type { Monitor, MonitorRun } from '../store.ts';
+import { htmlDigest } from './monitor-rules.ts';
 
-/** A monitor as the API answers it (docs/api.md, "Monitors"). */
+/**
+ * A monitor as the API answers it (docs/api.md, "Monitors"). An html monitor's document (up
+ * to 1 MiB, kept for its runs) is never answered, only its size and SHA-256: the caller sent
+ * it, and a list of monitors stays small.
+ */
 export function monitorAnswer(m: Monitor): Record<string, unknown> {
   const { url, html } = m.input;
+  // Worked out at creation; a monitor made before that has it worked out here.
+  const digest = m.input.htmlDigest ?? (html !== undefined ? htmlDigest(html) : undefined);
   // Credentials for the target are kept encrypted and never answered (job-credentials.ts).
   const { sealed_credentials: _sealed, ...options } = m.input.options;
   return {
     id: m.id,
     name: m.name,
     ...(url !== undefined ? { url } : {}),
-    ...(html !== undefined ? { html } : {}),
+    ...(digest !== undefined ? { html_bytes: digest.bytes, html_sha256: digest.sha256 } : {}),
     options,
     every: m.every,
     threshold: m.threshold,

@@ -4,6 +4,8 @@ import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../lib/time.ts';
 import {
   EVERY,
   EVERY_NAMES,
+  htmlDigest,
+  imageToken,
   isMonitorId,
   newMonitorId,
   nextRunAt,
@@ -40,4 +42,29 @@ test('missed slots give one next due time, from now', () => {
   assert.ok(next > afterGap && next - afterGap <= HOUR_MS);
   // At its due time exactly, the next one is a whole interval later.
   assert.equal(nextRunAt(id, '15m', due) - due, 15 * MINUTE_MS);
+});
+
+test("a hosted image URL's token, as a diff's record is found by it", () => {
+  const token = 'AbCdEfGhIjKlMnOpQrSt_-';
+  assert.equal(imageToken(`https://shots.example.com/images/${token}.png`), token);
+  assert.equal(imageToken(`http://127.0.0.1:8080/images/${token}.webp`), token);
+  for (const other of [
+    `https://shots.example.com/images/${token}`,
+    `https://shots.example.com/other/${token}.png`,
+    `https://shots.example.com/images/${token}x.png`,
+    'https://shots.example.com/images/short.png',
+    '',
+  ]) {
+    assert.equal(imageToken(other), null, other);
+  }
+});
+
+test("an html monitor's digest: UTF-8 bytes and the hex SHA-256 sha256sum gives", () => {
+  assert.deepEqual(htmlDigest(''), {
+    bytes: 0,
+    sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  });
+  const digest = htmlDigest('<p>café</p>');
+  assert.equal(digest.bytes, 12, 'é is two bytes');
+  assert.match(digest.sha256, /^[0-9a-f]{64}$/);
 });

@@ -19,8 +19,9 @@ export const MIN_THRESHOLD = 0.0001;
 
 /**
  * A baseline's record is kept while its monitor exists: its expiry is lifted to this (the
- * year 9999), then given back its plan's retention when a newer run replaces it or the
- * monitor is deleted. The retention sweep reads only `expires_at`, so nothing else changes.
+ * year 9999), then given back its plan's retention when a newer run replaces it; a deleted
+ * monitor's images, the baseline among them, are deleted with it. The retention sweep reads
+ * only `expires_at`, so nothing else changes.
  */
 export const BASELINE_EXPIRES_AT = Date.UTC(9999, 11, 31);
 
@@ -48,4 +49,24 @@ export function nextRunAt(id: string, every: Every, now: number): number {
   const offset = slotOffset(id);
   const slot = Math.floor((now - offset) / interval) + 1;
   return slot * interval + offset;
+}
+
+/**
+ * The token of a hosted image's URL (`{PUBLIC_URL}/images/{token}.{ext}`, `imageUrl` in
+ * captures/ports.ts); null for anything else. A run's diff is found by it: its record is no
+ * run's `screenshot_id`, only its `diff_url`.
+ */
+export function imageToken(url: string): string | null {
+  return /\/images\/([A-Za-z0-9_-]{22})\.[a-z]+$/.exec(url)?.[1] ?? null;
+}
+
+/**
+ * What an html monitor's answers show instead of its document (docs/api.md, "Monitors"): its
+ * size in UTF-8 bytes and its SHA-256 in hex, which `sha256sum` of the file sent gives too.
+ */
+export function htmlDigest(html: string): { bytes: number; sha256: string } {
+  return {
+    bytes: Buffer.byteLength(html, 'utf8'),
+    sha256: createHash('sha256').update(html, 'utf8').digest('hex'),
+  };
 }

@@ -17,7 +17,7 @@ import type {
   NewDelivery,
   ScreenshotRecord,
 } from '../store.ts';
-import { runInput } from './manage-monitors.ts';
+import { deleteImageFiles, type FileDeleteError, runInput } from './manage-monitors.ts';
 import { BASELINE_EXPIRES_AT, newRunId } from './monitor-rules.ts';
 import type { MonitorContext, RunEndContext } from './ports.ts';
 
@@ -116,8 +116,23 @@ export async function startRun(
  * its capture compared with the monitor's baseline, or its failure counted. The run's end,
  * the monitor's new state, the baseline's expiry and the webhook delivery are one
  * transaction, written once (a run already ended is left as it is).
+ *
+ * A run's images are its monitor's alone: its capture is cached under the monitor's own
+ * scope (`wanted`), never shared with the account's other captures, so deleting the monitor
+ * deletes them and nothing else. Images a run stored that its end does not show (its monitor
+ * was deleted meanwhile, the run had ended already, the comparison failed) are deleted at
+ * once, unless another run of the monitor shows them; `onFileError` hears of a stored file
+ * that could not be deleted (the orphan sweep takes it later).
  */
-export function monitorRunEnds(ctx: RunEndContext): MonitorRunEnds {
+export function monitorRunEnds(
+  ctx: RunEndContext,
+  options: { onFileError?: FileDeleteError } = {},
+): MonitorRunEnds {
+  const release = async (job: CaptureJob, records: Array<ScreenshotRecord | null>) => {
+    const ids = records.flatMap((r) => (r === null ? [] : [r.id]));
+    const released = await ctx.store.monitors.releaseRunImages(job.userId, ids);
+    await deleteImageFiles(ctx, released, options.onFileError);
+  };
   const owner = async (job: CaptureJob) => {
     const runId = job.monitorRunId;
     const monitor = runId === null ? null : await ctx.store.monitors.getByRun(runId);
@@ -130,20 +145,25 @@ export function monitorRunEnds(ctx: RunEndContext): MonitorRunEnds {
   };
   return {
     async wanted(job) {
-      return (await owner(job)) !== null;
+      return (await owner(job))?.monitor.id ?? null;
     },
     async succeeded(job, record) {
       const run = await owner(job);
-      if (run === null) return;
+      // Deleted while it rendered: what it stored goes now, not at the end of its retention.
+      if (run === null) return release(job, [record]);
       const { runId, monitor, plan } = run;
       let end: MonitorRunEnd;
+      let diff: ScreenshotRecord | null = null;
       try {
-        end = await compareRun(ctx, monitor, runId, plan, record);
+        ({ end, diff } = await compareRun(ctx, monitor, runId, plan, record));
       } catch (err) {
         const message = isAppError(err) ? err.message : 'internal error';
         end = failure(monitor, runId, message, false, ctx.clock());
       }
-      await ctx.store.monitors.finishRun(monitor.id, runId, end, ctx.clock());
+      const finished = await ctx.store.monitors.finishRun(monitor.id, runId, end, ctx.clock());
+      // False: the monitor was deleted since (its delete did not see these images), or the
+      // run had ended already. Either way no run shows them.
+      if (!finished || end.run.screenshotId === null) await release(job, [record, diff]);
     },
     async failed(job, error) {
       const run = await owner(job);
@@ -154,14 +174,17 @@ export function monitorRunEnds(ctx: RunEndContext): MonitorRunEnds {
   };
 }
 
-/** A successful capture compared with the baseline, and the run's end it makes. */
+/**
+ * A successful capture compared with the baseline: the run's end it makes, and the diff it
+ * stored, if any.
+ */
 async function compareRun(
   ctx: RunEndContext,
   monitor: Monitor,
   runId: string,
   plan: Readonly<Plan>,
   record: ScreenshotRecord,
-): Promise<MonitorRunEnd> {
+): Promise<{ end: MonitorRunEnd; diff: ScreenshotRecord | null }> {
   const now = ctx.clock();
   const baseline =
     monitor.baselineId === null
@@ -169,7 +192,7 @@ async function compareRun(
       : await ctx.store.screenshots.findForUser(monitor.userId, monitor.baselineId, now);
   let changed = false;
   let fraction = 0;
-  let diffUrl: string | null = null;
+  let diff: ScreenshotRecord | null = null;
   if (baseline !== null) {
     const [before, after] = await Promise.all([
       ctx.storage.get(`${baseline.token}.${baseline.ext}`),
@@ -182,11 +205,12 @@ async function compareRun(
       fraction = comparison.changedFraction;
       changed = fraction >= monitor.threshold;
       if (changed && comparison.diff !== null) {
-        diffUrl = imageUrl(ctx, await storeDiff(ctx, record, comparison.diff));
+        diff = await storeDiff(ctx, record, comparison.diff);
       }
     }
   }
   const url = imageUrl(ctx, record);
+  const diffUrl = diff === null ? null : imageUrl(ctx, diff);
   const deliveries: NewDelivery[] = [];
   if (changed && monitor.webhookUrl !== null) {
     deliveries.push(
@@ -200,7 +224,7 @@ async function compareRun(
       }),
     );
   }
-  return {
+  const end: MonitorRunEnd = {
     run: {
       status: 'succeeded',
       changed,
@@ -226,6 +250,7 @@ async function compareRun(
     },
     deliveries,
   };
+  return { end, diff };
 }
 
 /**

@@ -468,7 +468,8 @@ class Monitors:
     ) -> Json:
         """POST /v1/monitors: 201 with the monitor (`id: "mon_..."`, `status: "active"`,
         `next_run_at`). `options` are capture options (not `async`, `response_type`,
-        `webhook_url`, nor `format="pdf"`)."""
+        `webhook_url`, nor `format="pdf"`). An `html` monitor is answered with `html_bytes`
+        and `html_sha256`, never the document."""
         body: dict[str, Any] = {"every": every}
         fields = {
             "url": url,
@@ -516,7 +517,7 @@ class Monitors:
         return self._json("PATCH", f"/v1/monitors/{_segment(id)}", body)
 
     def delete(self, id: str) -> None:
-        """DELETE /v1/monitors/{id}: the monitor, its runs and their images."""
+        """DELETE /v1/monitors/{id}: the monitor, its runs and their images (404 at once)."""
         self._request("DELETE", f"/v1/monitors/{_segment(id)}")
 
     def run(self, id: str) -> Json:

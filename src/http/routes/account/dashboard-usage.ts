@@ -21,10 +21,10 @@ export function registerAccountUsage(app: App, deps: RouteDeps): void {
               days: Type.Array(Type.Object({ day: Type.String(), count: Type.Integer() })),
             }),
           ]),
-          ...errorResponses(401, 500),
+          ...errorResponses(401, 429, 500),
         },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [sessionHook(deps.ctx, deps.dashboardOrigins), deps.rateLimits.sessionReadHook()],
     },
     async (request, reply) => {
       const user = requireAccount(request);

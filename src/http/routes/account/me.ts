@@ -11,9 +11,9 @@ export function registerMe(app: App, deps: RouteDeps): void {
         tags: ['account'],
         security: [{ session: [] }],
         summary: 'The signed-in account',
-        response: { 200: UserBody, ...errorResponses(401, 500) },
+        response: { 200: UserBody, ...errorResponses(401, 429, 500) },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [sessionHook(deps.ctx, deps.dashboardOrigins), deps.rateLimits.sessionReadHook()],
     },
     async (request) => userBody(requireAccount(request)),
   );

@@ -28,9 +28,9 @@ export function registerBillingSubscription(app: App, deps: RouteDeps): void {
         tags: ['billing'],
         summary: 'The plan, subscription status and renewal date',
         security: [{ session: [] }],
-        response: { 200: SubscriptionBody, ...errorResponses(401, 500) },
+        response: { 200: SubscriptionBody, ...errorResponses(401, 429, 500) },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [sessionHook(deps.ctx, deps.dashboardOrigins), deps.rateLimits.sessionReadHook()],
     },
     async (request, reply) => {
       const user = requireAccount(request);

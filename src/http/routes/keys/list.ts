@@ -13,9 +13,12 @@ export function registerListKeys(app: App, deps: RouteDeps): void {
         tags: ['keys'],
         security: [{ session: [] }],
         summary: 'List active API keys, newest first (prefix and metadata only)',
-        response: { 200: Type.Object({ data: Type.Array(KeyItem) }), ...errorResponses(401, 500) },
+        response: {
+          200: Type.Object({ data: Type.Array(KeyItem) }),
+          ...errorResponses(401, 429, 500),
+        },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [sessionHook(deps.ctx, deps.dashboardOrigins), deps.rateLimits.sessionReadHook()],
     },
     async (request, reply) => {
       const user = requireAccount(request);

@@ -72,8 +72,20 @@ const Iso = Type.String({ format: 'date-time' });
 export const MonitorItem = Type.Object({
   id: Type.String({ description: 'The monitor id (`mon_...`).' }),
   name: Type.Union([Type.String(), Type.Null()]),
-  url: Type.Optional(Type.String()),
-  html: Type.Optional(Type.String()),
+  url: Type.Optional(Type.String({ description: "A URL monitor's target." })),
+  html_bytes: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "An html monitor's document size in UTF-8 bytes. The document itself is kept for the runs and never answered.",
+    }),
+  ),
+  html_sha256: Type.Optional(
+    Type.String({
+      pattern: '^[0-9a-f]{64}$',
+      description: "The SHA-256 (hex) of an html monitor's document, as UTF-8.",
+    }),
+  ),
   options: Type.Record(Type.String(), Type.Unknown()),
   every: Type.String(),
   threshold: Type.Number(),

@@ -5,7 +5,10 @@ import type { RouteDeps } from '../../types.ts';
 
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
-/** What an operation draws on besides authentication: a capture's rate, the other rate, none. */
+/**
+ * What an operation draws on besides authentication: a capture's rate, the other rate, or a
+ * read's (by key the other rate, by session the dashboard's reads).
+ */
 export type Draw = 'capture' | 'other' | 'read';
 
 /**
@@ -46,9 +49,9 @@ export function byApiKey(deps: RouteDeps): MonitorSurface {
 }
 
 /**
- * The dashboard's surface. Reads draw on no per-minute limit (the dashboard's other reads do
- * not); a change draws on the account's non-capture rate and a run on its capture rate, as
- * with a key, so the dashboard is no way around either.
+ * The dashboard's surface. Reads draw on the account's dashboard reads (as every GET by
+ * session does, `sessionReadHook`); a change draws on the account's non-capture rate and a
+ * run on its capture rate, as with a key, so the dashboard is no way around either.
  */
 export function bySession(deps: RouteDeps): MonitorSurface {
   const session = sessionHook(deps.ctx, deps.dashboardOrigins);
@@ -57,15 +60,14 @@ export function bySession(deps: RouteDeps): MonitorSurface {
     tags: ['dashboard'],
     security: [{ session: [] }],
     summary: (text) => `Dashboard (session): ${text}`,
-    onRequest: (draw) =>
+    onRequest: (draw) => [
+      session,
       draw === 'read'
-        ? [session]
-        : [
-            session,
-            draw === 'capture'
-              ? deps.rateLimits.sessionCaptureHook()
-              : deps.rateLimits.sessionOtherHook(),
-          ],
+        ? deps.rateLimits.sessionReadHook()
+        : draw === 'capture'
+          ? deps.rateLimits.sessionCaptureHook()
+          : deps.rateLimits.sessionOtherHook(),
+    ],
     refusals: (stateChanging) => (stateChanging ? [403] : []),
     user: (request) => requireAccount(request),
   };

@@ -16,9 +16,9 @@ export function registerAccountScreenshots(app: App, deps: RouteDeps): void {
         security: [{ session: [] }],
         summary: "The signed-in account's screenshots (Pro), newest first",
         querystring: ListQuery,
-        response: { 200: ScreenshotPage, ...errorResponses(400, 401, 500) },
+        response: { 200: ScreenshotPage, ...errorResponses(400, 401, 429, 500) },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [sessionHook(deps.ctx, deps.dashboardOrigins), deps.rateLimits.sessionReadHook()],
     },
     async (request) => screenshotPage(deps.capture, requireAccount(request), request.query),
   );

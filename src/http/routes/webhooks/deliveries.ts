@@ -60,10 +60,10 @@ export function registerWebhookDeliveries(app: App, deps: RouteDeps): void {
         summary: `The account's newest webhook deliveries (at most ${BOUNDS.jobs.deliveriesListed})`,
         response: {
           200: Type.Object({ data: Type.Array(DeliveryItem) }),
-          ...errorResponses(401, 403, 500),
+          ...errorResponses(401, 403, 429, 500),
         },
       },
-      onRequest,
+      onRequest: [onRequest, deps.rateLimits.sessionReadHook()],
     },
     async (request) => {
       const user = requireAccount(request);
@@ -90,10 +90,10 @@ export function registerWebhookDeliveries(app: App, deps: RouteDeps): void {
               }),
             ),
           }),
-          ...errorResponses(401, 403, 404, 500),
+          ...errorResponses(401, 403, 404, 429, 500),
         },
       },
-      onRequest,
+      onRequest: [onRequest, deps.rateLimits.sessionReadHook()],
     },
     async (request) => {
       const user = requireAccount(request);

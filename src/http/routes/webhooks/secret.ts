@@ -20,9 +20,9 @@ export function registerWebhookSecret(app: App, deps: RouteDeps): void {
         tags: ['webhooks'],
         security: [{ session: [] }],
         summary: "The account's webhook signing secret",
-        response: { 200: SecretBody, ...errorResponses(401, 403, 500) },
+        response: { 200: SecretBody, ...errorResponses(401, 403, 429, 500) },
       },
-      onRequest,
+      onRequest: [onRequest, deps.rateLimits.sessionReadHook()],
     },
     async (request, reply) => {
       const user = requireAccount(request);
