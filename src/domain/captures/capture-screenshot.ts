@@ -8,6 +8,8 @@ import {
   type Allowance,
   type CaptureCaller,
   type CaptureOutcome,
+  perRender,
+  perRequest,
   type RenderChargedOutcome,
   runCapture,
 } from './run-capture.ts';
@@ -29,7 +31,7 @@ export function captureScreenshot(
   return underKey(ctx, options.keyId, (signal) =>
     runCapture(ctx, {
       input: options.input,
-      caller: keyCaller(ctx, options.user, options.keyId, signal),
+      caller: { ...keyCaller(ctx, options.user, options.keyId, signal), charge: perRequest },
     }),
   );
 }
@@ -47,7 +49,7 @@ export function captureForLink(
   return underKey(ctx, options.keyId, (signal) =>
     runCapture(ctx, {
       input: options.input,
-      caller: { ...keyCaller(ctx, options.user, options.keyId, signal), charge: 'render' },
+      caller: { ...keyCaller(ctx, options.user, options.keyId, signal), charge: perRender },
     }),
   );
 }

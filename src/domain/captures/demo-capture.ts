@@ -4,7 +4,7 @@ import { AppError } from '../errors.ts';
 import type { WindowCounter } from '../limits.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import type { CaptureContext } from './ports.ts';
-import { type Allowance, runCapture } from './run-capture.ts';
+import { type Allowance, perRequest, runCapture } from './run-capture.ts';
 
 /**
  * POST /demo/screenshot: the capture pipeline for an anonymous caller on the demo plan (URL
@@ -32,6 +32,7 @@ export async function demoCapture(
       userId: null,
       plan,
       reserve: () => reserveDaily(ctx, clientKey),
+      charge: perRequest,
     },
   });
   return { record, cached };

@@ -1,6 +1,7 @@
 import type { ForegroundRenders } from '../../lib/foreground.ts';
 import type { SingleFlight } from '../../lib/single-flight.ts';
 import type { DomainContext } from '../context.ts';
+import type { AppError } from '../errors.ts';
 import type { ImageStorage } from '../image-storage.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
@@ -26,8 +27,22 @@ export interface TargetGuard {
   check(url: URL, client: string): Promise<void>;
 }
 
-/** A rendered record, or (renderMs null) one another node rendered while this one waited. */
-export type FlightResult = ScreenshotRecord & { renderMs: number | null };
+/**
+ * A rendered record with its image, or (renderMs and image null) one another node rendered
+ * while this one waited.
+ */
+export type Rendered = ScreenshotRecord & { renderMs: number | null; image: Buffer | null };
+
+/**
+ * A render its leader could not pay for (a signed link whose account has no unit left),
+ * as a value: requests that joined it decide for themselves (run-capture.ts, `perRender`).
+ */
+export interface Unpaid {
+  unpaid: AppError;
+}
+
+/** What one render per cache key gives every request that joined it. */
+export type FlightResult = Rendered | Unpaid;
 
 /** Held while this node renders a cache key; released when the record is written or the render failed. */
 export interface RenderLease {

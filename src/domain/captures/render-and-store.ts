@@ -26,7 +26,7 @@ export async function renderAndStore(
     cacheKey: string | null;
     signal: AbortSignal;
   },
-): Promise<ScreenshotRecord & { renderMs: number }> {
+): Promise<ScreenshotRecord & { renderMs: number; image: Buffer }> {
   const started = ctx.clock();
   const result = await ctx.renderer.render(options.render, {
     deadline: started + ctx.renderTimeoutMs,
@@ -96,7 +96,7 @@ export async function renderAndStore(
       createdAt: now,
       expiresAt,
     });
-    return { ...record, renderMs: result.renderMs };
+    return { ...record, renderMs: result.renderMs, image: result.image };
   } catch (err) {
     await removeAll();
     throw err;

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors.ts';
 import type { ScreenshotRecord } from '../store.ts';
-import type { CaptureContext, FlightResult } from './ports.ts';
+import type { CaptureContext, FlightResult, Unpaid } from './ports.ts';
 
 /** How often a node waiting on another node's render looks for its record. */
 const WAIT_POLL_MS = 100;
@@ -13,7 +13,12 @@ export interface RenderOnceOutcome {
   /** True when this request did not render: it joined a render in flight here or elsewhere. */
   cached: boolean;
   renderMs: number | null;
+  /** The image's bytes, when this node rendered them (this request or one it joined). */
+  image: Buffer | null;
 }
+
+/** A render of this node's, with its image. */
+type OwnRender = ScreenshotRecord & { renderMs: number; image: Buffer };
 
 /**
  * Renders a cache key's image once, however many identical requests arrive together on
@@ -34,9 +39,9 @@ export async function renderOnce(
     /** The request's cache_ttl: how old a record another node rendered may be. */
     cacheTtlMs: number;
     signal: AbortSignal | undefined;
-    render: (signal: AbortSignal) => Promise<ScreenshotRecord & { renderMs: number }>;
+    render: (signal: AbortSignal) => Promise<OwnRender | Unpaid>;
   },
-): Promise<RenderOnceOutcome> {
+): Promise<RenderOnceOutcome | Unpaid> {
   // A fresh render never joins a flight that started before it was asked for.
   const flightKey = options.fresh ? `${options.cacheKey}:fresh:${ctx.clock()}` : options.cacheKey;
   const { value, leader } = await ctx.flights.run(flightKey, options.signal, (signal) =>
@@ -44,10 +49,13 @@ export async function renderOnce(
       ? options.render(signal)
       : acrossNodes(ctx, options.cacheKey, options.cacheTtlMs, signal, options.render),
   );
+  if ('unpaid' in value) return value;
+  const { image, renderMs, ...record } = value;
   return {
-    record: value,
-    cached: !leader || value.renderMs === null,
-    renderMs: leader ? value.renderMs : null,
+    record,
+    cached: !leader || renderMs === null,
+    renderMs: leader ? renderMs : null,
+    image,
   };
 }
 
@@ -56,7 +64,7 @@ async function acrossNodes(
   cacheKey: string,
   cacheTtlMs: number,
   signal: AbortSignal,
-  render: (signal: AbortSignal) => Promise<ScreenshotRecord & { renderMs: number }>,
+  render: (signal: AbortSignal) => Promise<OwnRender | Unpaid>,
 ): Promise<FlightResult> {
   const waitUntil = performance.now() + ctx.renderTimeoutMs;
   // A record rendered while this request waited is new enough for any cache_ttl, 0 included.
@@ -68,7 +76,7 @@ async function acrossNodes(
       Math.min(now - cacheTtlMs, startedAt),
       now,
     );
-    return hit ? { ...hit, renderMs: null } : null;
+    return hit ? { ...hit, renderMs: null, image: null } : null;
   };
   for (;;) {
     let lease: Awaited<ReturnType<CaptureContext['renderLocks']['acquire']>>;

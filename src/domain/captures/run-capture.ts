@@ -3,10 +3,9 @@ import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import type { CaptureInput } from './capture-options.ts';
-import type { CaptureContext } from './ports.ts';
+import type { CaptureContext, Unpaid } from './ports.ts';
 import { renderAndStore } from './render-and-store.ts';
 import { renderOnce } from './render-once.ts';
-import type { RenderOptions } from './renderer.ts';
 import type { Resolution } from './request-resolutions.ts';
 
 /**
@@ -25,12 +24,106 @@ export interface Allowance {
   keep?(): Promise<void>;
 }
 
+/** What an answer reports of the caller's allowance (the API's `quota`). */
+export type Quota = { used: number; limit: number };
+
+/** Takes one unit (the monthly quota, the demo's daily allowance) or throws the refusal. */
+export type Reserve = (options?: { hold?: boolean }) => Promise<Allowance>;
+
+/**
+ * What a capture's unit costs and when it is taken: the caller's choice of strategy,
+ * `perRequest` or `perRender` below. `Q` is what the answer reports: a quota, or null when a
+ * capture charged per render took no unit.
+ */
+export interface Charge<Q extends Quota | null> {
+  /** Opens the capture's bill once the cache has answered (`miss`: a render follows). */
+  open(reserve: Reserve, miss: boolean): Promise<Bill<Q>>;
+}
+
+/** One capture's bill: kept when the answer goes out, given back on any failure before. */
+export interface Bill<Q extends Quota | null> {
+  /**
+   * Wraps the render, when the unit is taken only by the request whose render runs: the
+   * work's value, or the refusal to pay for it as a value (other requests may have joined
+   * that render, and decide for themselves: `renderedNow`).
+   */
+  readonly aroundRender?: <T>(work: () => Promise<T>) => Promise<T | Unpaid>;
+  quota(): Q;
+  keep(): Promise<void>;
+  release(): Promise<void>;
+}
+
+/**
+ * A unit for every answer, a cache hit included, taken before anything renders
+ * (POST /v1/screenshots, the demo, async jobs). A miss's unit is held in the reservation's own
+ * write, so a node that dies mid-render does not keep it; a hit's needs no hold.
+ */
+export const perRequest: Charge<Quota> = {
+  async open(reserve, miss) {
+    const allowance = await reserve({ hold: miss });
+    return {
+      quota: () => allowance.quota,
+      keep: async () => {
+        await allowance.keep?.();
+      },
+      release: () => allowance.release(),
+    };
+  },
+};
+
+/**
+ * A unit only for the request whose render runs, taken right before the browser (402 when
+ * the quota is spent, nothing rendered); a cache hit, or a request that joins a render here or
+ * on another node, costs nothing (signed links, which strangers replay: docs/plans-and-limits.md,
+ * "Plans"). The unit goes back when the render fails, or when the answer that rendered fails
+ * after it (a key revoked meanwhile), like any capture's.
+ */
+export const perRender: Charge<Quota | null> = {
+  async open(reserve) {
+    let held: Allowance | null = null;
+    // Set once this request has answered: a render it led that finishes later (its request
+    // ended first, others still waiting on it) gives its unit back at once, never held on.
+    let answered = false;
+    return {
+      async aroundRender(work) {
+        let allowance: Allowance;
+        try {
+          allowance = await reserve({ hold: true });
+        } catch (err) {
+          if (err instanceof AppError) return { unpaid: err };
+          throw err;
+        }
+        try {
+          const value = await work();
+          if (answered) await allowance.release();
+          else held = allowance;
+          return value;
+        } catch (err) {
+          await allowance.release();
+          throw err;
+        }
+      },
+      quota: () => held?.quota ?? null,
+      async keep() {
+        answered = true;
+        await held?.keep?.();
+      },
+      async release() {
+        answered = true;
+        const taken = held;
+        held = null;
+        await taken?.release();
+      },
+    };
+  },
+};
+
 /**
  * Who asks for a capture. The HTTP layer has authenticated it and applied its request rate;
- * the rest is the same for every caller: the API key, the landing-page demo, and what comes
- * later (signed links, async jobs).
+ * the rest is the same for every caller: the API key, the landing-page demo, signed links,
+ * async jobs and monitor runs.
  */
-export interface CaptureCaller {
+export interface CaptureCaller<Q extends Quota | null = Quota> {
   /**
    * `user:<id>` or `demo:<ip, IPv6 by /64>`: its share of render slots, its bound of DNS
    * lookups in flight, and the browser contexts only it renders in.
@@ -41,21 +134,12 @@ export interface CaptureCaller {
   /** The record's owner; null for the demo. */
   userId: number | null;
   plan: Readonly<Plan>;
-  /**
-   * Takes one unit (the monthly quota, the demo's daily allowance) or throws the refusal.
-   * `hold`: a render follows, so the unit is held until `keep` (quota-holds.ts).
-   */
-  reserve(options?: { hold?: boolean }): Promise<Allowance>;
+  /** Takes one unit; `hold`: a render follows, so it is held until kept (quota-holds.ts). */
+  reserve: Reserve;
+  /** When the unit is taken: `perRequest` or `perRender`. */
+  charge: Charge<Q>;
   /** Ends the capture, with its reason as the answer (an API key revoked mid-render). */
   signal?: AbortSignal;
-  /**
-   * When the unit is taken. `request` (the default): before the cache lookup, so every
-   * answer costs one, a cache hit included (POST /v1/screenshots, the demo, async jobs).
-   * `render`: only by the request whose render runs, right before it; a cache hit, or a
-   * request that joins another's render, costs nothing (signed links, which strangers
-   * replay: docs/plans-and-limits.md, "Plans").
-   */
-  charge?: 'request' | 'render';
   /**
    * Queued work (an async job, a monitor run): its render waits for a quiet moment among the
    * node's synchronous ones (lib/foreground.ts), whose callers are waiting. Default false.
@@ -70,141 +154,55 @@ export interface CaptureCaller {
   keyId?: number;
 }
 
-export interface CaptureOutcome {
+export interface CaptureOutcome<Q extends Quota | null = Quota> {
   record: ScreenshotRecord;
   cached: boolean;
-  quota: { used: number; limit: number };
+  quota: Q;
   /** Milliseconds the browser spent; null when this request did not render. */
   renderMs: number | null;
+  /** The image's bytes when this node rendered them for this request; null for a cache hit. */
+  image: Buffer | null;
 }
 
 /** The outcome for a caller charged per render: no quota to report when it took no unit. */
-export type RenderChargedOutcome = Omit<CaptureOutcome, 'quota'> & {
-  quota: CaptureOutcome['quota'] | null;
-};
+export type RenderChargedOutcome = CaptureOutcome<Quota | null>;
 
 /**
- * The capture pipeline after authentication and the request rate: validate (URL shape and
- * the plan's option rules, 400, costing nothing), reserve one unit of the caller's
- * allowance (402 / 429), the result cache, the address check (DNS only on a miss), one
- * render per cache key, storage, the record. Any failure after the reservation gives the
- * unit back.
+ * The capture pipeline after authentication and the request rate, one sequence for every
+ * caller: validate (URL shape and the plan's option rules, 400, costing nothing), the result
+ * cache, the caller's bill (a unit taken now, or by the render: `caller.charge`), the address
+ * check (DNS only on a miss), one render per cache key, storage, the record, the key checked
+ * once more. Any failure after the bill is opened gives its unit back.
+ *
+ * The cache lookup comes first: a miss's unit is held in the reservation's own write, a hit's
+ * needs no hold. On SQLite the lookup answers synchronously; on PostgreSQL a hit waits one
+ * round trip more. The bill's answer still comes first, a refusal (402) before anything the
+ * lookup found (a key revoked: 401).
  */
-export function runCapture(
+export async function runCapture<Q extends Quota | null>(
   ctx: CaptureContext,
-  options: { caller: CaptureCaller & { charge: 'render' }; input: CaptureInput },
-): Promise<RenderChargedOutcome>;
-export function runCapture(
-  ctx: CaptureContext,
-  options: { caller: CaptureCaller & { charge?: 'request' }; input: CaptureInput },
-): Promise<CaptureOutcome>;
-export async function runCapture(
-  ctx: CaptureContext,
-  options: { caller: CaptureCaller; input: CaptureInput },
-): Promise<CaptureOutcome | RenderChargedOutcome> {
+  options: { caller: CaptureCaller<Q>; input: CaptureInput },
+): Promise<CaptureOutcome<Q>> {
   const { caller, input } = options;
   const resolution = ctx.resolutions.resolve(input, caller);
-  if (caller.charge === 'render') return chargingRenders(ctx, caller, resolution);
-  const { url, render, fresh, cacheTtlMs, cacheKey } = resolution;
-  // The cache lookup comes first: a miss's unit is held in the reservation's own write (a
-  // node that dies mid-render does not keep it), a hit's needs no hold and costs that one
-  // write alone. On SQLite the lookup answers synchronously, so nothing waits; on
-  // PostgreSQL a hit waits one round trip more. The reservation's answer still comes
-  // first, a refusal (402) before anything the lookup found (a key revoked: 401).
-  const lookup = await lookUpCache(ctx, { caller, cacheKey, fresh, cacheTtlMs }).then(
-    (hit) => ({ hit, failed: false, error: undefined as unknown }),
-    (error: unknown) => ({ hit: null, failed: true, error }),
+  const lookup = await lookUpCache(ctx, caller, resolution).then(
+    (hit) => ({ hit, error: null as { cause: unknown } | null }),
+    (cause: unknown) => ({ hit: null, error: { cause } }),
   );
-  const allowance = await caller.reserve({ hold: lookup.hit === null && !lookup.failed });
+  const bill = await caller.charge.open(caller.reserve, lookup.hit === null && !lookup.error);
   try {
-    if (lookup.failed) throw lookup.error;
+    if (lookup.error) throw lookup.error.cause;
     const { keyChecked, ...outcome } =
-      lookup.hit ?? (await rendered(ctx, { caller, url, render, cacheKey, fresh, cacheTtlMs }));
+      lookup.hit ?? (await rendered(ctx, caller, resolution, bill));
     caller.signal?.throwIfAborted();
     if (caller.keyId !== undefined && !keyChecked) await assertKeyActive(ctx, caller.keyId);
-    await allowance.keep?.();
-    return { ...outcome, quota: allowance.quota };
+    await bill.keep();
+    return { ...outcome, quota: bill.quota() };
   } catch (err) {
-    await allowance.release();
+    await bill.release();
     throw caller.signal?.aborted ? caller.signal.reason : err;
   }
 }
-
-/**
- * A capture charged per render: the cache first (a hit takes no unit), and on a miss one
- * unit taken by the request whose render runs, right before the browser (402 when the quota
- * is spent, nothing rendered); requests that join that render, here or on another node, take
- * none. The unit goes back when the render fails, or when the answer that rendered fails
- * after it (a key revoked meanwhile), like any capture's.
- */
-async function chargingRenders(
-  ctx: CaptureContext,
-  caller: CaptureCaller,
-  resolution: Resolution,
-): Promise<RenderChargedOutcome> {
-  const { url, render, fresh, cacheTtlMs, cacheKey } = resolution;
-  const hit = await lookUpCache(ctx, { caller, cacheKey, fresh, cacheTtlMs });
-  let held: Allowance | null = null;
-  // Set once this request has answered: a render it led that finishes later (its request
-  // ended first, others still waiting on it) gives its unit back at once, never held on.
-  let answered = false;
-  try {
-    const { keyChecked, ...outcome } =
-      hit ??
-      (await rendered(ctx, {
-        caller,
-        url,
-        render,
-        cacheKey,
-        fresh,
-        cacheTtlMs,
-        // Runs only in the request that renders (the flight's leader, holding the render
-        // lock): the unit is taken before the browser is, and given back if the render
-        // fails. Kept once the image is stored: that is what the unit pays for.
-        charge: async <T>(work: () => Promise<T>): Promise<T> => {
-          const allowance = await caller.reserve({ hold: true }).catch((err: unknown) => {
-            throw refusedForLink(err);
-          });
-          try {
-            const value = await work();
-            if (answered) await allowance.release();
-            else held = allowance;
-            return value;
-          } catch (err) {
-            await allowance.release();
-            throw err;
-          }
-        },
-      }));
-    caller.signal?.throwIfAborted();
-    if (caller.keyId !== undefined && !keyChecked) await assertKeyActive(ctx, caller.keyId);
-    // Read after the awaits above: the reservation sets it inside the render.
-    const taken = held as Allowance | null;
-    answered = true;
-    await taken?.keep?.();
-    return { ...outcome, quota: taken?.quota ?? null };
-  } catch (err) {
-    answered = true;
-    const taken = held as Allowance | null;
-    if (taken !== null) await taken.release();
-    throw caller.signal?.aborted ? caller.signal.reason : err;
-  }
-}
-
-/**
- * A link's own refusal (its account's quota is spent), raised inside a render other
- * requests may have joined: marked, so a joiner that has already paid its unit (an API
- * capture) renders for itself instead of failing with the link's 402 (`rendered`).
- */
-const LINK_REFUSAL = Symbol('refused for a link');
-
-function refusedForLink(err: unknown): unknown {
-  if (err instanceof AppError) Object.defineProperty(err, LINK_REFUSAL, { value: true });
-  return err;
-}
-
-const isLinkRefusal = (err: unknown): boolean =>
-  err instanceof AppError && (err as unknown as Record<symbol, unknown>)[LINK_REFUSAL] === true;
 
 const revoked = () => new AppError('unauthorized', 'unauthorized');
 
@@ -223,24 +221,30 @@ type Found = Omit<CaptureOutcome, 'quota'> & {
  */
 async function lookUpCache(
   ctx: CaptureContext,
-  options: { caller: CaptureCaller; cacheKey: string; fresh: boolean; cacheTtlMs: number },
+  caller: CaptureCaller<Quota | null>,
+  resolution: Resolution,
 ): Promise<Found | null> {
-  const { caller, cacheKey, fresh, cacheTtlMs } = options;
+  const { cacheKey, fresh, cacheTtlMs } = resolution;
   // cache_ttl 0 accepts no cached result: no lookup (the render is stored as any other).
   if (fresh || cacheTtlMs <= 0) return null;
   const now = ctx.clock();
   const since = now - cacheTtlMs;
+  const hit = (record: ScreenshotRecord, keyChecked: boolean): Found => ({
+    record,
+    cached: true,
+    renderMs: null,
+    image: null,
+    keyChecked,
+  });
   if (caller.keyId === undefined) {
-    const hit = await ctx.store.screenshots.findCached(cacheKey, since, now);
-    return hit ? { record: hit, cached: true, renderMs: null, keyChecked: false } : null;
+    const record = await ctx.store.screenshots.findCached(cacheKey, since, now);
+    return record ? hit(record, false) : null;
   }
   // One statement reads the record and the key: a revocation that landed since
   // authentication refuses the hit here (and a miss before any browser time).
   const found = await ctx.store.screenshots.findCachedForKey(cacheKey, since, now, caller.keyId);
   if (!found.keyActive) throw revoked();
-  return found.record
-    ? { record: found.record, cached: true, renderMs: null, keyChecked: true }
-    : null;
+  return found.record ? hit(found.record, true) : null;
 }
 
 /**
@@ -258,28 +262,20 @@ export function foregroundTurn(
   });
 }
 
-/** A render of this request, ours or a joined one (render-once.ts). */
+/** A render of this request, ours or a joined one, in its turn (foreground or queued). */
 async function rendered(
   ctx: CaptureContext,
-  options: {
-    caller: CaptureCaller;
-    url: URL | null;
-    render: RenderOptions;
-    cacheKey: string;
-    fresh: boolean;
-    cacheTtlMs: number;
-    /** Wraps the render itself, when it runs in this request (a charge per render). */
-    charge?: <T>(work: () => Promise<T>) => Promise<T>;
-  },
+  caller: CaptureCaller<Quota | null>,
+  resolution: Resolution,
+  bill: Bill<Quota | null>,
 ): Promise<Found> {
-  const { caller } = options;
   if (caller.background) {
     await foregroundTurn(ctx, caller.signal);
-    return renderedNow(ctx, options);
+    return renderedNow(ctx, caller, resolution, bill);
   }
   const leave = ctx.foreground.enter();
   try {
-    return await renderedNow(ctx, options);
+    return await renderedNow(ctx, caller, resolution, bill);
   } finally {
     leave();
   }
@@ -287,38 +283,36 @@ async function rendered(
 
 async function renderedNow(
   ctx: CaptureContext,
-  options: Parameters<typeof rendered>[1],
+  caller: CaptureCaller<Quota | null>,
+  resolution: Resolution,
+  bill: Bill<Quota | null>,
 ): Promise<Found> {
-  const { caller, render, cacheKey, fresh, cacheTtlMs } = options;
-  const charge = options.charge ?? ((work) => work());
+  const { url, render, cacheKey, fresh, cacheTtlMs } = resolution;
   // DNS only now: a cache hit needs none, and a refusal here still returns the unit.
-  if (options.url !== null) await ctx.guard.check(options.url, caller.client);
+  if (url !== null) await ctx.guard.check(url, caller.client);
+  const store = (signal: AbortSignal) =>
+    renderAndStore(ctx, {
+      userId: caller.userId,
+      client: { id: caller.client, maxConcurrent: caller.plan.concurrent_renders },
+      plan: caller.plan,
+      render,
+      cacheKey,
+      signal,
+    });
+  const pay = bill.aroundRender;
   const once = () =>
     renderOnce(ctx, {
       cacheKey,
       fresh,
       cacheTtlMs,
       signal: caller.signal,
-      render: (signal) =>
-        charge(() =>
-          renderAndStore(ctx, {
-            userId: caller.userId,
-            client: { id: caller.client, maxConcurrent: caller.plan.concurrent_renders },
-            plan: caller.plan,
-            render,
-            cacheKey,
-            signal,
-          }),
-        ),
+      render: pay ? (signal) => pay(() => store(signal)) : store,
     });
-  let result: Awaited<ReturnType<typeof once>>;
-  try {
-    result = await once();
-  } catch (err) {
-    // The link that led this render had no unit left; this request paid its own (or is a
-    // link itself, and then the same refusal is its answer): its own render, once.
-    if (options.charge !== undefined || !isLinkRefusal(err)) throw err;
-    result = await once();
-  }
+  let result = await once();
+  // The render was led by a request that could not pay for it (a signed link whose account
+  // has no unit left). A request that pays per render has the same answer; one that paid
+  // already renders for itself, once.
+  if ('unpaid' in result && pay === undefined) result = await once();
+  if ('unpaid' in result) throw result.unpaid;
   return { ...result, keyChecked: false };
 }

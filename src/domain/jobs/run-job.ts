@@ -3,7 +3,12 @@ import { toIso } from '../../lib/time.ts';
 import { BOUNDS } from '../bounds.ts';
 import { captureAnswer } from '../captures/capture-answer.ts';
 import type { CaptureInput } from '../captures/capture-options.ts';
-import { foregroundTurn, runCapture } from '../captures/run-capture.ts';
+import {
+  type CaptureOutcome,
+  foregroundTurn,
+  perRequest,
+  runCapture,
+} from '../captures/run-capture.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { CaptureJob, CompletedBatch, NewDelivery } from '../store.ts';
 import { jobAnswer, jobResult, newDeliveryId } from './job-answer.ts';
@@ -77,7 +82,7 @@ export async function runJob(
     // answered with a run's image, nor a run with a capture's, so the monitor's deletion
     // deletes its images and nothing of the account's besides (docs/api.md, "Monitors").
     const cacheOwner = `user:${user.id}:${plan.name}${monitorId === null ? '' : `:${monitorId}`}`;
-    let outcome: Awaited<ReturnType<typeof runCapture>>;
+    let outcome: CaptureOutcome;
     try {
       outcome = await runCapture(ctx, {
         input: openCredentials(ctx.secrets, job.id, job.input) as CaptureInput,
@@ -88,6 +93,7 @@ export async function runJob(
           plan,
           // The unit was taken when the job was queued; the job gives it back if it fails.
           reserve: async () => ({ quota: job.quota, release: async () => {} }),
+          charge: perRequest,
           signal: lost.signal,
           background: true,
         },

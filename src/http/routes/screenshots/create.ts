@@ -74,9 +74,10 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
       if (outcome.renderMs !== null)
         reply.header('X-Render-Time-Ms', String(Math.round(outcome.renderMs)));
       if (request.body.response_type === 'image') {
-        // The bytes as stored (a render's, or the cached record's): one read either way.
-        const stored = await deps.storage.get(`${record.token}.${record.ext}`);
-        if (!stored) throw new AppError('storage_error', 'the stored image could not be read');
+        // The bytes this node just rendered, or the cached record's, read once from storage.
+        const image =
+          outcome.image ?? (await deps.storage.get(`${record.token}.${record.ext}`))?.body;
+        if (!image) throw new AppError('storage_error', 'the stored image could not be read');
         if (record.listable) reply.header('X-Screenshot-Id', String(record.id));
         return reply
           .status(201)
@@ -87,7 +88,7 @@ export function registerCreateScreenshot(app: App, deps: RouteDeps): void {
           .header('X-Cached', String(outcome.cached))
           .header('X-Quota-Used', String(outcome.quota.used))
           .header('X-Quota-Limit', String(outcome.quota.limit))
-          .send(stored.body);
+          .send(image);
       }
       return reply.status(201).send(captureAnswer(deps.capture, outcome));
     },
