@@ -40,7 +40,7 @@
 import { join } from 'node:path';
 import type { Browser, CDPSession, Page } from 'puppeteer-core';
 import { createBrowserRenderer } from '../src/adapters/browser/index.ts';
-import { encoderSettings } from '../src/adapters/browser/page/encoding.ts';
+import { encoderSettings } from '../src/adapters/browser/page/output/encoding.ts';
 import { findChromium } from '../src/adapters/browser/process/find-chromium.ts';
 import {
   processesMentioning,

@@ -12,7 +12,11 @@ import { createHash } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { compileList, FILTER_LISTS_DIR, LISTS } from '../src/adapters/browser/page/filter-lists.ts';
+import {
+  compileList,
+  FILTER_LISTS_DIR,
+  LISTS,
+} from '../src/adapters/browser/page/network/filter-lists.ts';
 
 const SOURCES: Readonly<Record<string, { url: string; title: string }>> = {
   'easylist.txt': { url: 'https://easylist.to/easylist/easylist.txt', title: 'EasyList' },

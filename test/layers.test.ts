@@ -126,6 +126,24 @@ describe('layers', () => {
     assert.deepEqual(result.lines, [1, 2, 3]);
   });
 
+  it('adapters/browser/page/*/ (a part of one capture) imports no pool/ either', async () => {
+    const result = await lintAs(
+      'adapters/browser/page/steps',
+      [
+        "import type { PagePool } from '../../pool/page-pool.ts';",
+        "import type { LazyRenderer } from '../../index.ts';",
+        "import type { ChromiumRenderer } from '../../../browser/pool/chromium-renderer.ts';",
+        "import type { BrowserInstance } from '../../process/browser-instance.ts';",
+        "import type { CaptureRun } from '../capture-run.ts';",
+        "import type { RequestRules } from '../network/request-rules.ts';",
+        'export type Probe = [PagePool, LazyRenderer, ChromiumRenderer, BrowserInstance, CaptureRun, RequestRules];',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(result.ok, false);
+    assert.deepEqual(result.lines, [1, 2, 3]);
+  });
+
   it('adapters/browser/pool imports page/ and process/ (the right way down)', async () => {
     const result = await lintAs(
       'adapters/browser/pool',

@@ -1,7 +1,7 @@
 /**
  * A Markdown capture runs no script of the document's, whatever raw HTML it holds (docs/api.md,
- * "HTML and Markdown"; src/adapters/browser/page/markdown-page.ts), through the HTTP surface:
- * each hostile piece of raw HTML is captured at a `base_url` on a local origin with the
+ * "HTML and Markdown"; src/adapters/browser/page/in-page/markdown-page.ts), through the HTTP
+ * surface: each hostile piece of raw HTML is captured at a `base_url` on a local origin with the
  * caller's cookies, headers and HTTP credentials, the setting where a script could read the
  * signed-in origin and send it out. A canary on loopback, allowlisted so that anything the page
  * sent would reach it, records every request: it sees the plain images the documents load, and
@@ -15,7 +15,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { PNG } from 'pngjs';
-import { markdownPage } from '../../src/adapters/browser/page/markdown-page.ts';
+import { markdownPage } from '../../src/adapters/browser/page/in-page/markdown-page.ts';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
 import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, pngPixel, sleep, startSite } from '../helpers/fixtures.ts';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { inflateSync } from 'node:zlib';
-import { pdfPageCount } from '../../src/adapters/browser/page/pdf.ts';
+import { pdfPageCount } from '../../src/adapters/browser/page/output/pdf.ts';
 import type { RenderOptions } from '../../src/domain/captures/renderer.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { startRenderer, type TestRenderer } from './helpers.ts';

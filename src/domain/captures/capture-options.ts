@@ -64,7 +64,7 @@ import type { RenderOptions } from './renderer.ts';
  *     document shows), `resolve` (default, plan rule) and `cacheKey` (undefined at its default);
  *  2. add it at the end of CAPTURE_OPTIONS below, and its resolved field to RenderOptions
  *     (`renderer.ts`, the browser's contract);
- *  3. its page step in `adapters/browser/page/option-steps.ts` (typecheck asks for it);
+ *  3. its page step in `adapters/browser/page/steps/option-steps.ts` (typecheck asks for it);
  *  4. a rule test in `capture-options.test.ts`, a render test under `test/browser/`, and
  *     `npm run openapi`.
  *

@@ -16,7 +16,7 @@
 import type { BrowserContext, CDPSession, Page } from 'puppeteer-core';
 import type { RenderOptions } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
-import { noop, withTimeout } from '../process/abort.ts';
+import { noop, withTimeout } from '../../../lib/abort.ts';
 import type { BrowserInstance } from '../process/browser-instance.ts';
 import { type MemoryWatchdog, watchdogFor } from '../process/memory-watchdog.ts';
 import {
@@ -25,6 +25,14 @@ import {
   type CaptureSettings,
   startTimeout,
 } from './capture-run.ts';
+import { ContextReset, RESET_TIMEOUT_MS } from './context-reset.ts';
+import { blockServiceWorkers } from './in-page/page-scripts.ts';
+import { documentAddress, RequestInterception } from './network/interception.ts';
+import { NetworkWatch } from './network/network-watch.ts';
+import { captureWarnings } from './output/capture-warnings.ts';
+import { earlyPaintReady, frame, screenshot } from './output/framing.ts';
+import { readContent } from './output/page-content.ts';
+import { printPdf } from './output/pdf.ts';
 import {
   checkSelectors,
   DocumentScripts,
@@ -33,17 +41,9 @@ import {
   metadata,
   prepareCapture,
   waitAfterLoad,
-} from './capture-steps.ts';
-import { captureWarnings } from './capture-warnings.ts';
-import { ContextReset, RESET_TIMEOUT_MS } from './context-reset.ts';
-import { EmulationState } from './emulation-state.ts';
-import { earlyPaintReady, frame, screenshot } from './framing.ts';
-import { documentAddress, RequestInterception } from './interception.ts';
-import { NetworkWatch } from './network-watch.ts';
-import { readContent } from './page-content.ts';
-import { blockServiceWorkers } from './page-scripts.ts';
-import { printPdf } from './pdf.ts';
-import { ACTIVITY_PROBE_ARGS, activityProbe, SETTLE_MAX_MS, settle } from './settle.ts';
+} from './steps/capture-steps.ts';
+import { EmulationState } from './steps/emulation-state.ts';
+import { ACTIVITY_PROBE_ARGS, activityProbe, SETTLE_MAX_MS, settle } from './steps/settle.ts';
 
 export type { CaptureOutput, CaptureSettings } from './capture-run.ts';
 
@@ -179,8 +179,12 @@ export class CapturePage {
       throw new AppError('url_not_allowed', 'only http and https URLs can be captured');
     }
     if (!this.usable) throw new AppError('internal_error', this.#broken ?? 'page not usable');
-    const run = new CaptureRun(this.#page, this.#cdp, this.#settings);
-    run.documentUrl = documentAddress(options);
+    const run = new CaptureRun({
+      page: this.#page,
+      cdp: this.#cdp,
+      settings: this.#settings,
+      documentUrl: documentAddress(options),
+    });
     const forward = (): void => run.fail(signal.reason);
     signal.addEventListener('abort', forward, { once: true });
     this.#run = run;
@@ -206,7 +210,7 @@ export class CapturePage {
       // Clearing Chromium's background override does not make this page's view opaque again
       // (Chromium 156: the next capture on the page came out transparent), so the page is
       // not used again: its context is closed after this capture.
-      this.#leftovers.replaceReason = 'transparent background';
+      this.#leftovers.replaceInstead('transparent background');
     }
     await run.step(
       Promise.all([

@@ -3,7 +3,9 @@
  * on it, the renderer's settings), what the page's network is doing (fed by network-watch.ts),
  * the navigation checks still pending, the phase a timeout reports, and the run's end
  * (deadline, abort, crash, a refused navigation), which every step races. One object per
- * capture; it is also what the options' after-load steps get (StepPage).
+ * capture; it is also what the options' after-load steps get (StepPage). Its state is its own:
+ * the network watch and the steps tell it what happened (requestStarted, markDownload, ...)
+ * and read back only what they use.
  */
 import type { CDPSession, HTTPRequest, HTTPResponse, Page } from 'puppeteer-core';
 import {
@@ -13,10 +15,9 @@ import {
   type RenderTimeoutDetails,
 } from '../../../domain/captures/renderer.ts';
 import { AppError } from '../../../domain/errors.ts';
+import { noop, raceAbort, sleep } from '../../../lib/abort.ts';
 import type { Logger } from '../../../lib/logger.ts';
-import { raceAbort, sleep } from '../process/abort.ts';
-import type { FilterLists } from './filter-lists.ts';
-import type { StepPage } from './option-steps.ts';
+import type { FilterLists } from './network/filter-lists.ts';
 
 /**
  * After loading, the page counts as settled once no request has been in flight for this long
@@ -48,15 +49,38 @@ export interface CaptureSettings {
 
 export type CaptureOutput = Omit<RenderResult, 'renderMs'>;
 
+/** What an after-load wait may use of the capture in progress (OptionStep.afterLoad). */
+export interface StepPage {
+  readonly page: Page;
+  readonly signal: AbortSignal;
+  /** Races a promise with the capture's end (deadline, abort, crash). */
+  step<T>(promise: Promise<T>): Promise<T>;
+  /** Until no request has been in flight for a moment (bounded: NETWORK_QUIET_CAP_MS). */
+  networkQuiet(): Promise<void>;
+  /** The shipped filter lists (null: this renderer has none). */
+  readonly lists: FilterLists | null;
+}
+
+/**
+ * How the main document answered when Chromium does not display it: as an attachment, or as
+ * a PDF (which the headless shell, with no PDF viewer, turns into a download).
+ */
+export type DownloadKind = 'attachment' | 'pdf';
+
 export class CaptureRun implements StepPage {
   readonly page: Page;
   /** Our own session on the page: device metrics and the screenshot go through it. */
   readonly cdp: CDPSession;
   readonly settings: CaptureSettings;
+  /**
+   * A document capture's address (`html`, `markdown`): its main-frame navigation is answered
+   * with the document by the browser (interception.ts), never fetched, so never checked.
+   */
+  readonly documentUrl: string | null;
+  readonly #controller = new AbortController();
   /** What the capture is doing, in words and as the phase a timeout names (enter()). */
-  phase = 'starting';
-  phaseKind: RenderPhase = 'browser';
-  readonly controller = new AbortController();
+  #phase = 'starting';
+  #phaseKind: RenderPhase = 'browser';
   /**
    * Requests in flight, by their network request id (not by puppeteer's object): with request
    * interception on, Chromium pauses a web font twice and puppeteer makes a second request
@@ -64,46 +88,64 @@ export class CaptureRun implements StepPage {
    * event ends both, where the object kept the settle wait open until its cap. The request is
    * kept for a timeout to name (its URL is read only then).
    */
-  readonly inflight = new Map<string, HTTPRequest>();
+  readonly #inflight = new Map<string, HTTPRequest>();
   /** The main frame's load event has fired (a wait past it is for the network). */
-  loadFired = false;
-  lastActivity = performance.now();
+  #loadFired = false;
+  #lastActivity = performance.now();
   /** When the main navigation finished (the wait_until event), null before. */
-  loadedAt: number | null = null;
+  #loadedAt: number | null = null;
   /**
    * The page fetches on its own: a request was still in flight when the load event fired (its
    * handlers start requests before Chromium reports the event), or one started after loadedAt.
    */
-  activeAfterLoad = false;
+  #activeAfterLoad = false;
   /** Last main-frame document response (redirect hops included, final one last). */
-  mainResponse: HTTPResponse | null = null;
-  /**
-   * The main document answered as an attachment, or as a PDF (which the headless shell, with
-   * no PDF viewer, turns into a download): Chromium denies the download and aborts; null for a
-   * document it displays.
-   */
-  download: 'attachment' | 'pdf' | null = null;
+  #mainResponse: HTTPResponse | null = null;
+  /** The main document was not displayed but denied as a download, and why; null: displayed. */
+  #download: DownloadKind | null = null;
   /** Scheme of a non-http(s) redirect, which Chromium ends as ERR_ABORTED. */
-  unsafeRedirect: string | null = null;
-  readonly checks = new Set<Promise<void>>();
-  /**
-   * A document capture's address (`html`, `markdown`): its main-frame navigation is answered
-   * with the document by the browser (interception.ts), never fetched, so never checked.
-   */
-  documentUrl: string | null = null;
+  #unsafeRedirect: string | null = null;
+  /** Navigation checks still pending (settleChecks waits for them). */
+  readonly #checks = new Set<Promise<void>>();
 
-  constructor(page: Page, cdp: CDPSession, settings: CaptureSettings) {
-    this.page = page;
-    this.cdp = cdp;
-    this.settings = settings;
+  constructor(parts: {
+    page: Page;
+    cdp: CDPSession;
+    settings: CaptureSettings;
+    documentUrl: string | null;
+  }) {
+    this.page = parts.page;
+    this.cdp = parts.cdp;
+    this.settings = parts.settings;
+    this.documentUrl = parts.documentUrl;
   }
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.#controller.signal;
   }
 
   get lists(): FilterLists | null {
     return this.settings.filterLists ?? null;
+  }
+
+  /** Last main-frame document response (redirect hops included), null before the first. */
+  get mainResponse(): HTTPResponse | null {
+    return this.#mainResponse;
+  }
+
+  /** How the main document was turned into a denied download; null: it was displayed. */
+  get download(): DownloadKind | null {
+    return this.#download;
+  }
+
+  /** Scheme of a non-http(s) redirect of the main document (Chromium aborts it), else null. */
+  get unsafeRedirect(): string | null {
+    return this.#unsafeRedirect;
+  }
+
+  /** Requests in flight now. */
+  get inflightCount(): number {
+    return this.#inflight.size;
   }
 
   /**
@@ -114,8 +156,77 @@ export class CaptureRun implements StepPage {
 
   /** The capture moves on to `text` (what it is doing, in words), in phase `kind`. */
   enter(kind: RenderPhase, text: string): void {
-    this.phaseKind = kind;
-    this.phase = text;
+    this.#phaseKind = kind;
+    this.#phase = text;
+  }
+
+  /** A request started (network-watch.ts; redirect hops share their id, and one slot). */
+  requestStarted(id: string, request: HTTPRequest): void {
+    this.#inflight.set(id, request);
+    this.#lastActivity = performance.now();
+    if (this.#loadedAt !== null) this.#activeAfterLoad = true;
+  }
+
+  /** A request finished or failed. */
+  requestEnded(id: string): void {
+    this.#inflight.delete(id);
+    this.#lastActivity = performance.now();
+  }
+
+  /** A response arrived: the network is still busy. */
+  responseReceived(): void {
+    this.#lastActivity = performance.now();
+  }
+
+  /** The main document answered (a redirect hop too; the final answer comes last). */
+  mainDocumentAnswered(response: HTTPResponse): void {
+    this.#mainResponse = response;
+  }
+
+  /** The main frame's load event fired; requests still in flight are the page's own. */
+  loadEventFired(): void {
+    this.#loadFired = true;
+    if (this.#inflight.size > 0) this.#activeAfterLoad = true;
+  }
+
+  /** The main navigation finished (the wait_until event): later requests are the page's own. */
+  navigationFinished(): void {
+    this.#loadedAt = performance.now();
+  }
+
+  /** The main document answered as something Chromium denies as a download. */
+  markDownload(kind: DownloadKind): void {
+    this.#download = kind;
+  }
+
+  /** A redirect of the main document to a non-http(s) `scheme`, which Chromium aborts. */
+  markUnsafeRedirect(scheme: string): void {
+    this.#unsafeRedirect = scheme;
+  }
+
+  /** A navigation check under way: settleChecks waits for it (a refusal fails the run). */
+  addCheck(check: Promise<void>): void {
+    this.#checks.add(check);
+    check.finally(() => this.#checks.delete(check)).catch(noop);
+  }
+
+  /** Whether no request is in flight, and none started or ended, since `at` (performance.now). */
+  quietSince(at: number): boolean {
+    return this.#inflight.size === 0 && this.#lastActivity <= at;
+  }
+
+  /**
+   * The first MAX_PENDING_NAMED requests still in flight, each as origin and path: never the
+   * query or the fragment, which may hold the page's secrets; a URL of another scheme by its
+   * scheme alone.
+   */
+  pendingRequests(): string[] {
+    const names: string[] = [];
+    for (const request of this.#inflight.values()) {
+      if (names.length === MAX_PENDING_NAMED) break;
+      names.push(requestName(request.url()));
+    }
+    return names;
   }
 
   /**
@@ -124,19 +235,19 @@ export class CaptureRun implements StepPage {
    * event has fired (wait_until networkidle waits past it).
    */
   timeoutPhase(): RenderPhase {
-    if (this.phaseKind !== 'navigation') return this.phaseKind;
-    const status = this.mainResponse?.status() ?? null;
+    if (this.#phaseKind !== 'navigation') return this.#phaseKind;
+    const status = this.#mainResponse?.status() ?? null;
     if (status === null || (status >= 300 && status < 400)) return 'navigation';
-    return this.loadFired ? 'network' : 'load';
+    return this.#loadFired ? 'network' : 'load';
   }
 
   /** The 504 of a capture whose deadline passed now: its phase and what is still loading. */
   timeoutError(): AppError {
-    const pending = pendingRequests(this.inflight.values());
+    const pending = this.pendingRequests();
     const details: RenderTimeoutDetails = { phase: this.timeoutPhase(), pending_requests: pending };
-    let message = `render timed out while ${this.phase} (phase: ${details.phase})`;
-    if (this.inflight.size > 0) {
-      const n = this.inflight.size;
+    let message = `render timed out while ${this.#phase} (phase: ${details.phase})`;
+    if (this.#inflight.size > 0) {
+      const n = this.#inflight.size;
       message += `; ${n} request${n === 1 ? '' : 's'} still loading: ${pending.join(', ')}`;
       if (n > pending.length) message += ', ...';
     }
@@ -144,13 +255,13 @@ export class CaptureRun implements StepPage {
   }
 
   fail(err: unknown): void {
-    if (!this.controller.signal.aborted) this.controller.abort(err);
+    if (!this.#controller.signal.aborted) this.#controller.abort(err);
   }
 
   /** Waits for pending navigation checks; a refusal aborts the run. */
   async settleChecks(): Promise<void> {
-    while (this.checks.size > 0) {
-      await raceAbort(Promise.all([...this.checks]), this.signal);
+    while (this.#checks.size > 0) {
+      await raceAbort(Promise.all([...this.#checks]), this.signal);
     }
     this.signal.throwIfAborted();
   }
@@ -160,10 +271,10 @@ export class CaptureRun implements StepPage {
     const until = performance.now() + (this.settings.networkQuietCapMs ?? NETWORK_QUIET_CAP_MS);
     for (;;) {
       const now = performance.now();
-      const quiet = this.activeAfterLoad ? NETWORK_QUIET_ACTIVE_MS : NETWORK_QUIET_MS;
-      const idleFor = this.inflight.size === 0 ? now - this.lastActivity : 0;
+      const quiet = this.#activeAfterLoad ? NETWORK_QUIET_ACTIVE_MS : NETWORK_QUIET_MS;
+      const idleFor = this.#inflight.size === 0 ? now - this.#lastActivity : 0;
       if (idleFor >= quiet || now >= until) return;
-      const wait = this.inflight.size === 0 ? quiet - idleFor : 25;
+      const wait = this.#inflight.size === 0 ? quiet - idleFor : 25;
       await sleep(Math.max(5, Math.min(wait, until - now)), this.signal);
     }
   }
@@ -178,19 +289,6 @@ export function startTimeout(doing: string): AppError {
 
 /** At most this many characters of one pending request's name. */
 const PENDING_NAME_MAX = 200;
-
-/**
- * The first MAX_PENDING_NAMED requests, each as origin and path: never the query or the
- * fragment, which may hold the page's secrets; a URL of another scheme by its scheme alone.
- */
-export function pendingRequests(requests: Iterable<HTTPRequest>): string[] {
-  const names: string[] = [];
-  for (const request of requests) {
-    if (names.length === MAX_PENDING_NAMED) break;
-    names.push(requestName(request.url()));
-  }
-  return names;
-}
 
 function requestName(raw: string): string {
   try {

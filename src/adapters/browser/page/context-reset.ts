@@ -9,7 +9,7 @@
  * instead (`replaceReason`).
  */
 import type { CDPSession, Frame, Page } from 'puppeteer-core';
-import { noop, sleep } from '../process/abort.ts';
+import { noop, sleep } from '../../../lib/abort.ts';
 
 /** The between-captures reset (blank page + clearing) must finish within this. */
 export const RESET_TIMEOUT_MS = 5_000;
@@ -33,18 +33,28 @@ export class ContextReset {
   readonly #storageKeys = new Set<string>();
   readonly #pendingKeys = new Set<Promise<void>>();
   /** Set when clearing cannot be trusted to cover everything: replace the context instead. */
-  replaceReason: string | null = null;
+  #replaceReason: string | null = null;
 
   constructor(page: Page, cdp: CDPSession) {
     this.#page = page;
     this.#cdp = cdp;
   }
 
+  /** Why the context is to be replaced rather than cleared; null while clearing will do. */
+  get replaceReason(): string | null {
+    return this.#replaceReason;
+  }
+
+  /** Something no clearing undoes was done to the page: its context is replaced instead. */
+  replaceInstead(reason: string): void {
+    this.#replaceReason = reason;
+  }
+
   noteOrigin(url: string): void {
     const origin = httpOrigin(url);
     if (origin === null || this.#origins.has(origin)) return;
     if (this.#origins.size >= MAX_TRACKED_ORIGINS) {
-      this.replaceReason = 'too many origins';
+      this.#replaceReason = 'too many origins';
       return;
     }
     this.#origins.add(origin);
@@ -63,7 +73,7 @@ export class ContextReset {
     // puppeteer 24 has no public frame id; without it we cannot ask, so we do not trust.
     const frameId = (frame as unknown as { _id?: unknown })._id;
     if (typeof frameId !== 'string') {
-      this.replaceReason = 'frame storage key unknown';
+      this.#replaceReason = 'frame storage key unknown';
       return;
     }
     const pending = (async () => {
@@ -73,7 +83,7 @@ export class ContextReset {
           if (storageKey.startsWith(`${origin}/`)) {
             if (storageKey !== `${origin}/`) {
               if (this.#storageKeys.size >= MAX_TRACKED_ORIGINS) {
-                this.replaceReason = 'too many storage keys';
+                this.#replaceReason = 'too many storage keys';
               }
               this.#storageKeys.add(storageKey);
             }
@@ -84,7 +94,7 @@ export class ContextReset {
         }
         await sleep(25);
       }
-      this.replaceReason = 'frame storage key unknown';
+      this.#replaceReason = 'frame storage key unknown';
     })();
     this.#pendingKeys.add(pending);
     pending.finally(() => this.#pendingKeys.delete(pending)).catch(noop);

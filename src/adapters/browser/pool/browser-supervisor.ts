@@ -11,8 +11,8 @@
  * It knows no pages: the pool and the renderer hear what happened through SupervisorHooks.
  */
 import { AppError } from '../../../domain/errors.ts';
+import { noop, sleep } from '../../../lib/abort.ts';
 import type { Logger } from '../../../lib/logger.ts';
-import { noop, sleep } from '../process/abort.ts';
 import { BrowserInstance, ChromiumLaunchError } from '../process/browser-instance.ts';
 import { rendererSandbox } from '../process/proc.ts';
 import { sweepStaleProfiles } from '../process/profile-dirs.ts';

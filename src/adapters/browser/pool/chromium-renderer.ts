@@ -17,12 +17,12 @@ import type {
   RenderResult,
 } from '../../../domain/captures/renderer.ts';
 import { AppError, isAppError } from '../../../domain/errors.ts';
+import { noop, raceAbort } from '../../../lib/abort.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { CapturePage, CaptureSettings } from '../page/capture-page.ts';
 import { startTimeout } from '../page/capture-run.ts';
-import { createFilterLists } from '../page/filter-lists.ts';
-import { NAVIGATED } from '../page/option-steps.ts';
-import { noop, raceAbort } from '../process/abort.ts';
+import { createFilterLists } from '../page/network/filter-lists.ts';
+import { NAVIGATED } from '../page/steps/option-steps.ts';
 import type { BrowserInstance } from '../process/browser-instance.ts';
 import { OVERSIZED_ANSWER } from '../process/cdp-pipe.ts';
 import { findChromium, launchableBinary } from '../process/find-chromium.ts';

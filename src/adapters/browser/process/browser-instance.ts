@@ -11,8 +11,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { Browser, BrowserContext, CDPSession, Page } from 'puppeteer-core';
 import { connect } from 'puppeteer-core';
 import { BOUNDS } from '../../../domain/bounds.ts';
+import { withTimeout } from '../../../lib/abort.ts';
 import type { Logger } from '../../../lib/logger.ts';
-import { withTimeout } from './abort.ts';
 import { BoundedPipeTransport } from './cdp-pipe.ts';
 import { WatchedChild } from './child-output.ts';
 import { chromiumCommandLine, chromiumEnv } from './chromium-flags.ts';
@@ -46,6 +46,43 @@ process.on('exit', () => {
     }
   }
 });
+
+/**
+ * Puppeteer connected over the pipe, once the browser has its first page. A browser that exits
+ * closes the pipe, which fails the connection at once; one that never answers is given
+ * LAUNCH_TIMEOUT_MS (its late connection ends with its process).
+ */
+async function connectOverPipe(transport: BoundedPipeTransport): Promise<Browser> {
+  const connecting = connect({
+    transport,
+    defaultViewport: null,
+    protocolTimeout: PROTOCOL_TIMEOUT_MS,
+  });
+  const browser = await withTimeout(connecting, LAUNCH_TIMEOUT_MS, null);
+  if (browser === null) {
+    throw new Error(`chromium did not answer within ${LAUNCH_TIMEOUT_MS} ms`);
+  }
+  await browser.waitForTarget((target) => target.type() === 'page', {
+    timeout: LAUNCH_TIMEOUT_MS,
+  });
+  return browser;
+}
+
+/** How the browser's captures present themselves (engine.ts); null, and a warning, if unknown. */
+async function readPresentation(
+  browser: Browser,
+  logger: Logger | undefined,
+): Promise<Presentation | null> {
+  const [product, userAgent] = await Promise.all([browser.version(), browser.userAgent()]);
+  const presentation = presentationOf(product, userAgent);
+  if (presentation === null) {
+    logger?.warn(
+      { product },
+      'unknown Chromium build: captures keep its own user agent, and challenges get a pause',
+    );
+  }
+  return presentation;
+}
 
 /** A launch that failed, with what Chromium said: its exit and the tail of its stderr. */
 export class ChromiumLaunchError extends Error {
@@ -217,28 +254,8 @@ export class BrowserInstance {
           'dropped a protocol message over the bound',
         );
       };
-      const connecting = connect({
-        transport,
-        defaultViewport: null,
-        protocolTimeout: PROTOCOL_TIMEOUT_MS,
-      });
-      // A browser that exits closes the pipe, which fails the connection at once; one that
-      // never answers is given LAUNCH_TIMEOUT_MS (its late connection ends with its process).
-      const browser = await withTimeout(connecting, LAUNCH_TIMEOUT_MS, null);
-      if (browser === null) {
-        throw new Error(`chromium did not answer within ${LAUNCH_TIMEOUT_MS} ms`);
-      }
-      await browser.waitForTarget((target) => target.type() === 'page', {
-        timeout: LAUNCH_TIMEOUT_MS,
-      });
-      const [product, userAgent] = await Promise.all([browser.version(), browser.userAgent()]);
-      const presentation = presentationOf(product, userAgent);
-      if (presentation === null) {
-        options.logger?.warn(
-          { product },
-          'unknown Chromium build: captures keep its own user agent, and challenges get a pause',
-        );
-      }
+      const browser = await connectOverPipe(transport);
+      const presentation = await readPresentation(browser, options.logger);
       const instance = new BrowserInstance(
         browser,
         spawned as ChildProcess & { pid: number },

@@ -40,8 +40,9 @@ export interface OptionContext {
 /**
  * One capture option, declared in one place: its request field and schema (the description
  * is the OpenAPI text), its plan rule and default (`resolve`), and its part of the cache key.
- * Where it acts in the browser is the adapter's business: `adapters/browser/page/option-steps.ts`
- * names its page step under the same name, and typecheck fails until it does.
+ * Where it acts in the browser is the adapter's business:
+ * `adapters/browser/page/steps/option-steps.ts` names its page step under the same name, and
+ * typecheck fails until it does.
  */
 export interface CaptureOption<
   Name extends string = string,

@@ -52,7 +52,8 @@ export const markdown = defineOption({
   resolve(value) {
     if (value === undefined) return { markdown: null };
     checkBytes('markdown', value, maxMarkdownBytes, kib(maxMarkdownBytes));
-    // Rendered by the browser (adapters/browser/page/markdown-page.ts), never on this thread.
+    // Rendered by the browser (adapters/browser/page/in-page/markdown-page.ts), never on this
+    // thread.
     return { markdown: value };
   },
   cacheKey: (o) => (o.markdown === null ? undefined : sha256Hex(o.markdown)),

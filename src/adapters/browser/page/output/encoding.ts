@@ -3,7 +3,7 @@
  * settings from (the capture benchmark's baseline takes the same, so the two encode alike).
  * docs/api.md, "Image encoding".
  */
-import type { ImageFormat } from '../../../domain/captures/renderer.ts';
+import type { ImageFormat } from '../../../../domain/captures/renderer.ts';
 
 export interface EncoderSettings {
   format: Exclude<ImageFormat, 'pdf'>;

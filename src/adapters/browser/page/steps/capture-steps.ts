@@ -6,22 +6,31 @@
  * reads the options directly. The image itself is framing.ts, a PDF pdf.ts.
  */
 import { type HTTPResponse, type Page, TimeoutError } from 'puppeteer-core';
-import { BOUNDS } from '../../../domain/bounds.ts';
-import type { PageMetadata, RenderOptions, WaitUntil } from '../../../domain/captures/renderer.ts';
-import { AppError, isAppError } from '../../../domain/errors.ts';
-import { sleep } from '../process/abort.ts';
-import type { Presentation } from '../process/engine.ts';
-import type { CaptureRun } from './capture-run.ts';
-import type { EmulationSender } from './emulation-state.ts';
-import { navigationError, netErrorCode } from './net-errors.ts';
-import { optionSteps } from './option-steps.ts';
+import { BOUNDS } from '../../../../domain/bounds.ts';
+import type {
+  PageMetadata,
+  RenderOptions,
+  WaitUntil,
+} from '../../../../domain/captures/renderer.ts';
+import { AppError, isAppError } from '../../../../domain/errors.ts';
+import { sleep } from '../../../../lib/abort.ts';
+import type { Presentation } from '../../process/engine.ts';
+import type { CaptureRun } from '../capture-run.ts';
 import {
   type CaptureState,
   firstInvalidSelector,
   freezeAndHide,
   readMetadata,
-} from './page-scripts.ts';
-import { inIsolatedWorld, pageCaptureState, pageChoice, pageMetadata } from './page-values.ts';
+} from '../in-page/page-scripts.ts';
+import {
+  inIsolatedWorld,
+  pageCaptureState,
+  pageChoice,
+  pageMetadata,
+} from '../in-page/page-values.ts';
+import { navigationError, netErrorCode } from '../network/net-errors.ts';
+import type { EmulationSender } from './emulation-state.ts';
+import { optionSteps } from './option-steps.ts';
 
 /**
  * A navigation aborted by Chromium (ERR_ABORTED): how long to wait for the raw headers that
@@ -144,7 +153,7 @@ export async function load(run: CaptureRun, o: RenderOptions): Promise<number | 
     }
     throw navigationFailure(err, o.url, run);
   }
-  run.loadedAt = performance.now();
+  run.navigationFinished();
   await run.settleChecks();
   return (response ?? run.mainResponse)?.status() ?? null;
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { BOUNDS } from '../../../domain/bounds.ts';
+import { BOUNDS } from '../../../../domain/bounds.ts';
 import {
   pageBoolean,
   pageBox,

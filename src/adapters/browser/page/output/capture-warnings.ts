@@ -5,8 +5,12 @@
  * read: another round trip only follows a suspicion (fonts that were loading, an image small
  * enough to be blank).
  */
-import type { RenderOptions } from '../../../domain/captures/renderer.ts';
-import type { CaptureWarning } from '../../../domain/captures/warnings.ts';
+import type { RenderOptions } from '../../../../domain/captures/renderer.ts';
+import type { CaptureWarning } from '../../../../domain/captures/warnings.ts';
+import type { CaptureRun } from '../capture-run.ts';
+import { type CaptureState, fontsLoading } from '../in-page/page-scripts.ts';
+import { inIsolatedWorld, pageNumber } from '../in-page/page-values.ts';
+import { type RestOutcome, restWarning } from '../steps/settle.ts';
 import {
   blankness,
   MAX_READ_PIXELS,
@@ -14,11 +18,7 @@ import {
   SAMPLE_PIXELS,
   SAMPLE_WIDTH,
 } from './blank-image.ts';
-import { type CaptureRun, pendingRequests } from './capture-run.ts';
 import type { ImageFrame } from './framing.ts';
-import { type CaptureState, fontsLoading } from './page-scripts.ts';
-import { inIsolatedWorld, pageNumber } from './page-values.ts';
-import { type RestOutcome, restWarning } from './settle.ts';
 
 /** A consent layer over less of the viewport than this is not reported (a thin bar's rest). */
 const BANNER_MIN_SHARE = 0.05;
@@ -51,9 +51,9 @@ export async function captureWarnings(
   }
   const rest = restWarning(seen.rest);
   if (rest !== null) warnings.push(rest);
-  if (run.inflight.size > 0) {
-    const n = run.inflight.size;
-    const names = pendingRequests(run.inflight.values()).slice(0, PENDING_IN_MESSAGE);
+  if (run.inflightCount > 0) {
+    const n = run.inflightCount;
+    const names = run.pendingRequests().slice(0, PENDING_IN_MESSAGE);
     warnings.push({
       code: 'requests_pending',
       message: `${plural(n, 'request')} still loading at capture: ${names.join(', ')}${n > names.length ? ', ...' : ''}`,

@@ -2,7 +2,7 @@
  * Pixel dimensions read from an image's own header (PNG IHDR, JPEG SOFn, WebP VP8/VP8L/VP8X),
  * so that what the renderer reports is what the file holds.
  */
-import type { ImageFormat } from '../../../domain/captures/renderer.ts';
+import type { ImageFormat } from '../../../../domain/captures/renderer.ts';
 
 export interface ImageSize {
   format: ImageFormat;

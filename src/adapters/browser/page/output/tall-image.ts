@@ -18,10 +18,10 @@
  */
 import type { Protocol } from 'puppeteer-core';
 import sharp, { type Sharp } from 'sharp';
-import { BOUNDS } from '../../../domain/bounds.ts';
-import type { ImageFormat } from '../../../domain/captures/renderer.ts';
-import { AppError } from '../../../domain/errors.ts';
-import type { CaptureRun } from './capture-run.ts';
+import { BOUNDS } from '../../../../domain/bounds.ts';
+import type { ImageFormat } from '../../../../domain/captures/renderer.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import type { CaptureRun } from '../capture-run.ts';
 import { imageSize } from './image-size.ts';
 
 /** Page.captureScreenshot's bound for one slice (the capture's deadline ends it first). */

@@ -6,22 +6,22 @@
  * image's own header is read back and held to the same bounds.
  */
 import type { Protocol } from 'puppeteer-core';
-import { BOUNDS } from '../../../domain/bounds.ts';
-import type { RenderOptions } from '../../../domain/captures/renderer.ts';
-import { AppError } from '../../../domain/errors.ts';
-import type { CaptureOutput, CaptureRun } from './capture-run.ts';
-import { encoderSettings } from './encoding.ts';
+import { BOUNDS } from '../../../../domain/bounds.ts';
+import type { RenderOptions } from '../../../../domain/captures/renderer.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import type { CaptureOutput, CaptureRun } from '../capture-run.ts';
 import {
   expandInnerScroller,
   SCROLL_REVEAL,
   scrollThrough,
   waitForPaintReady,
-} from './full-page-scripts.ts';
+} from '../in-page/full-page-scripts.ts';
+import { elementBox, layoutWidth, scrollToBox } from '../in-page/page-scripts.ts';
+import { inIsolatedWorld, pageBox, pageLayoutWidth, pageNumber } from '../in-page/page-values.ts';
+import { OPTION_STEPS, optionSteps, settles } from '../steps/option-steps.ts';
+import { encoderSettings } from './encoding.ts';
 import { planResize, type ResizePlan, resizedClip, resizeExactly } from './image-resize.ts';
 import { fitImage, type ImageBounds, imageSize } from './image-size.ts';
-import { OPTION_STEPS, optionSteps, settles } from './option-steps.ts';
-import { elementBox, layoutWidth, scrollToBox } from './page-scripts.ts';
-import { inIsolatedWorld, pageBox, pageLayoutWidth, pageNumber } from './page-values.ts';
 import { drawSlices, joinSlices, needsSlices, sliceRows, type TallFrame } from './tall-image.ts';
 
 /** Full page: time allowed for scrolling through to trigger lazy loading. */
@@ -87,7 +87,7 @@ export function earlyPaintReady(run: CaptureRun, o: RenderOptions): EarlyPaintRe
     // then could have added an image it did not see).
     valid: async () => {
       const ok = await run.step(done);
-      return ok && run.inflight.size === 0 && run.lastActivity <= startedAt;
+      return ok && run.quietSince(startedAt);
     },
   };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { resolveCaptureOptions } from '../../../domain/captures/capture-options.ts';
-import { DEFAULT_PLANS } from '../../../domain/plans.ts';
+import { resolveCaptureOptions } from '../../../../domain/captures/capture-options.ts';
+import { DEFAULT_PLANS } from '../../../../domain/plans.ts';
 import { globMatcher, requestRulesFor, resourceKind, sameOrigin } from './request-rules.ts';
 
 const optionsFor = (input: Record<string, unknown>, href = 'http://site.test/page') =>

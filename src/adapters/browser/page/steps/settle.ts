@@ -20,10 +20,10 @@
  * page's clock runs ahead of the real one on a reused page).
  */
 import type { Protocol } from 'puppeteer-core';
-import type { RenderOptions } from '../../../domain/captures/renderer.ts';
-import type { CaptureWarning } from '../../../domain/captures/warnings.ts';
-import { sleep } from '../process/abort.ts';
-import type { CaptureRun } from './capture-run.ts';
+import type { RenderOptions } from '../../../../domain/captures/renderer.ts';
+import type { CaptureWarning } from '../../../../domain/captures/warnings.ts';
+import { sleep } from '../../../../lib/abort.ts';
+import type { CaptureRun } from '../capture-run.ts';
 import { settles } from './option-steps.ts';
 
 /** The bound of the settle wait when SETTLE_MAX_MS is not set. */

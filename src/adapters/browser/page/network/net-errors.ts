@@ -1,7 +1,7 @@
 /**
  * Chromium's net::ERR_* codes from a failed main-document navigation, as the service's errors.
  */
-import { AppError } from '../../../domain/errors.ts';
+import { AppError } from '../../../../domain/errors.ts';
 
 const REASONS: Record<string, string> = {
   ERR_NAME_NOT_RESOLVED: 'the name does not resolve (DNS)',

@@ -16,12 +16,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { BOUNDS } from '../../../domain/bounds.ts';
-import type { ContentKind } from '../../../domain/captures/formats.ts';
-import type { PageContent, RenderOptions } from '../../../domain/captures/renderer.ts';
-import { AppError } from '../../../domain/errors.ts';
-import type { CaptureRun } from './capture-run.ts';
-import { isolatedWorld } from './page-values.ts';
+import { BOUNDS } from '../../../../domain/bounds.ts';
+import type { ContentKind } from '../../../../domain/captures/formats.ts';
+import type { PageContent, RenderOptions } from '../../../../domain/captures/renderer.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import type { CaptureRun } from '../capture-run.ts';
+import { isolatedWorld } from '../in-page/page-values.ts';
 
 /** Where the isolated world keeps the converter once loaded (a global of that world only). */
 const CONVERTER = '__shotsmithMarkdown';

@@ -9,8 +9,8 @@
  */
 import type { Protocol } from 'puppeteer-core';
 import sharp, { type Sharp } from 'sharp';
-import type { ImageFormat, RenderOptions } from '../../../domain/captures/renderer.ts';
-import { AppError } from '../../../domain/errors.ts';
+import type { ImageFormat, RenderOptions } from '../../../../domain/captures/renderer.ts';
+import { AppError } from '../../../../domain/errors.ts';
 import { fitImage, type ImageBounds } from './image-size.ts';
 
 /** How a frame of `source` px becomes the delivered image. */

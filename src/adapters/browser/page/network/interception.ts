@@ -9,13 +9,13 @@
  * answered here too: its main-frame navigation gets the document.
  */
 import type { CDPSession, HTTPRequest, Page } from 'puppeteer-core';
-import { DOCUMENT_URL } from '../../../domain/captures/capture-target.ts';
-import type { RenderOptions } from '../../../domain/captures/renderer.ts';
-import { AppError } from '../../../domain/errors.ts';
-import { noop } from '../process/abort.ts';
-import type { Engine } from '../process/engine.ts';
+import { DOCUMENT_URL } from '../../../../domain/captures/capture-target.ts';
+import type { RenderOptions } from '../../../../domain/captures/renderer.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import { noop } from '../../../../lib/abort.ts';
+import type { Engine } from '../../process/engine.ts';
+import { markdownPage } from '../in-page/markdown-page.ts';
 import type { FilterLists } from './filter-lists.ts';
-import { markdownPage } from './markdown-page.ts';
 import { isMainDocument, withoutFragment } from './network-watch.ts';
 import { type RequestMatcher, type RequestRules, requestRulesFor } from './request-rules.ts';
 

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { refreshFilterLists, sha256 } from '../../../../scripts/refresh-filter-lists.ts';
+import { refreshFilterLists, sha256 } from '../../../../../scripts/refresh-filter-lists.ts';
 import { createFilterLists, FILTER_LISTS_DIR, LISTS } from './filter-lists.ts';
 
 const dirs: string[] = [];

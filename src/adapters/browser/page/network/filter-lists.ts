@@ -13,11 +13,12 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { FiltersEngine, Request, type RequestType } from '@ghostery/adblocker';
-import type { Logger } from '../../../lib/logger.ts';
+import type { Logger } from '../../../../lib/logger.ts';
 import type { InterceptedRequest, RequestMatcher } from './request-rules.ts';
 
 export const FILTER_LISTS_DIR = resolve(
   import.meta.dirname,
+  '..',
   '..',
   '..',
   '..',

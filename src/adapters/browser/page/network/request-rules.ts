@@ -8,7 +8,7 @@
  * the caller asked for it. Extra headers and credentials go to the target's own origin only
  * (`sameOrigin`), hop by hop, so a redirect elsewhere does not carry them.
  */
-import type { RenderOptions, ResourceKind } from '../../../domain/captures/renderer.ts';
+import type { RenderOptions, ResourceKind } from '../../../../domain/captures/renderer.ts';
 
 export interface InterceptedRequest {
   url: string;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { BOUNDS } from '../../../domain/bounds.ts';
+import { BOUNDS } from '../../../../domain/bounds.ts';
 import { imageSize } from './image-size.ts';
 import { joinSlices, needsSlices, sliceRows } from './tall-image.ts';
 

@@ -10,23 +10,14 @@
  * (the viewport, the navigation, the framing, the encoding) are read by those fixed steps,
  * and say so in `readBy`.
  */
-import { type MediaFeature, type Page, ProtocolError } from 'puppeteer-core';
-import { BOUNDS } from '../../../domain/bounds.ts';
-import type { CaptureOptionName } from '../../../domain/captures/capture-options.ts';
-import type { RenderOptions, RenderPhase } from '../../../domain/captures/renderer.ts';
-import { AppError, isAppError } from '../../../domain/errors.ts';
-import { sleep, withTimeout } from '../process/abort.ts';
-import { type Presentation, userAgentOverride } from '../process/engine.ts';
-import {
-  CONSENT_BUDGET_MS,
-  CONSENT_FINISHED,
-  CONSENT_GRACE_MS,
-  CONSENT_NONE_MS,
-  consentScript,
-  consentSettled,
-} from './consent.ts';
-import type { EmulationSender } from './emulation-state.ts';
-import type { FilterLists } from './filter-lists.ts';
+import { type MediaFeature, ProtocolError } from 'puppeteer-core';
+import { BOUNDS } from '../../../../domain/bounds.ts';
+import type { CaptureOptionName } from '../../../../domain/captures/capture-options.ts';
+import type { RenderOptions, RenderPhase } from '../../../../domain/captures/renderer.ts';
+import { AppError, isAppError } from '../../../../domain/errors.ts';
+import { sleep, withTimeout } from '../../../../lib/abort.ts';
+import { type Presentation, userAgentOverride } from '../../process/engine.ts';
+import type { StepPage } from '../capture-run.ts';
 import {
   addStyle,
   blockWebSockets,
@@ -36,32 +27,29 @@ import {
   runScript,
   scrollToElement,
   selectorPresent,
-} from './page-scripts.ts';
+} from '../in-page/page-scripts.ts';
 import {
   inIsolatedWorld,
   isolatedWorld,
   pageBoolean,
   pageText,
   pageTokens,
-} from './page-values.ts';
-import { socketBlockPatterns } from './request-rules.ts';
+} from '../in-page/page-values.ts';
+import { socketBlockPatterns } from '../network/request-rules.ts';
+import {
+  CONSENT_BUDGET_MS,
+  CONSENT_FINISHED,
+  CONSENT_GRACE_MS,
+  CONSENT_NONE_MS,
+  consentScript,
+  consentSettled,
+} from './consent.ts';
+import type { EmulationSender } from './emulation-state.ts';
 
 /** Class names, ids and link targets read from a page for the ad list's hiding rules, each. */
 const MAX_DOM_TOKENS = 5_000;
 /** A class name, id or link target longer than this is not read (no hiding rule names one). */
 const MAX_DOM_TOKEN_LENGTH = 2_048;
-
-/** What an after-load wait may use of the capture in progress. */
-export interface StepPage {
-  readonly page: Page;
-  readonly signal: AbortSignal;
-  /** Races a promise with the capture's end (deadline, abort, crash). */
-  step<T>(promise: Promise<T>): Promise<T>;
-  /** Until no request has been in flight for a moment (bounded: NETWORK_QUIET_CAP_MS). */
-  networkQuiet(): Promise<void>;
-  /** The shipped filter lists (null: this renderer has none). */
-  readonly lists: FilterLists | null;
-}
 
 /**
  * The capture's fixed steps (capture-steps.ts, interception.ts, page-content.ts, framing.ts,

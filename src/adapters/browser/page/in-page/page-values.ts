@@ -12,9 +12,9 @@
  * uses it.
  */
 import type { Page, Realm } from 'puppeteer-core';
-import { BOUNDS } from '../../../domain/bounds.ts';
-import type { PageMetadata } from '../../../domain/captures/renderer.ts';
-import { AppError } from '../../../domain/errors.ts';
+import { BOUNDS } from '../../../../domain/bounds.ts';
+import type { PageMetadata } from '../../../../domain/captures/renderer.ts';
+import { AppError } from '../../../../domain/errors.ts';
 import type { CaptureState, ElementBox } from './page-scripts.ts';
 
 /**

@@ -3,21 +3,21 @@
  * as a stream in bounded chunks, never as one protocol message of any size.
  */
 import type { CDPSession } from 'puppeteer-core';
-import { BOUNDS } from '../../../domain/bounds.ts';
-import type { PdfPaper, RenderOptions } from '../../../domain/captures/renderer.ts';
-import { AppError } from '../../../domain/errors.ts';
-import { noop } from '../process/abort.ts';
-import type { CaptureOutput, CaptureRun } from './capture-run.ts';
+import { BOUNDS } from '../../../../domain/bounds.ts';
+import type { PdfPaper, RenderOptions } from '../../../../domain/captures/renderer.ts';
+import { AppError } from '../../../../domain/errors.ts';
+import { noop } from '../../../../lib/abort.ts';
+import type { CaptureOutput, CaptureRun } from '../capture-run.ts';
+import { SCROLL_REVEAL, scrollThrough, waitForPaintReady } from '../in-page/full-page-scripts.ts';
+import { documentHeight } from '../in-page/page-scripts.ts';
+import { inIsolatedWorld, pageNumber } from '../in-page/page-values.ts';
+import { optionSteps, settles } from '../steps/option-steps.ts';
 import {
   FULL_PAGE_SCROLL_BUDGET_MS,
   PAINT_READY_BUDGET_MS,
   SCREENSHOT_COMMAND_TIMEOUT_MS,
   SCROLL_STEP_PAUSE_MS,
 } from './framing.ts';
-import { SCROLL_REVEAL, scrollThrough, waitForPaintReady } from './full-page-scripts.ts';
-import { optionSteps, settles } from './option-steps.ts';
-import { documentHeight } from './page-scripts.ts';
-import { inIsolatedWorld, pageNumber } from './page-values.ts';
 
 /** `pdf_paper` sizes in inches, short side first. */
 const PAPER_INCHES: Record<PdfPaper, readonly [number, number]> = {
@@ -50,10 +50,61 @@ export async function printPdf(
   o: RenderOptions,
 ): Promise<Omit<CaptureOutput, 'targetStatus' | 'metadata' | 'warnings' | 'settleMs' | 'content'>> {
   const cdp = run.cdp;
-  const settle = settles(o);
   // The height bound in CSS px: a PDF has no device pixels. Never past pdfMaxHeight: tall
   // images (MAX_PAGE_HEIGHT up to 65,535) are drawn in slices, a PDF page is not.
   const maxHeight = Math.min(run.settings.maxPageHeight, BOUNDS.browser.pdfMaxHeight);
+  await loadWholePage(run, o, maxHeight);
+  await run.settleChecks();
+  run.enter('capture', 'printing the PDF');
+  const paper = await choosePaper(run, o, maxHeight);
+  const print = (pageRanges: string) =>
+    cdp.send(
+      'Page.printToPDF',
+      {
+        paperWidth: paper.width,
+        paperHeight: paper.height,
+        marginTop: paper.margin,
+        marginBottom: paper.margin,
+        marginLeft: paper.margin,
+        marginRight: paper.margin,
+        printBackground: o.pdfPrintBackground,
+        preferCSSPageSize: false,
+        pageRanges,
+        // As a stream read in bounded chunks, never as one message of any size.
+        transferMode: 'ReturnAsStream',
+      },
+      { timeout: SCREENSHOT_COMMAND_TIMEOUT_MS },
+    );
+  const out = await run.step(print(o.pdfSinglePage ? '1' : `1-${MAX_PDF_PAGES}`));
+  const pdf = await readPdf(run, out.stream);
+  if (!pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
+    throw new AppError('internal_error', 'chromium returned an unreadable pdf');
+  }
+  let truncated = paper.truncated;
+  if (!o.pdfSinglePage && pdfPageCount(pdf) >= MAX_PDF_PAGES) {
+    // More pages than printed, unless the page after the last one does not exist.
+    truncated = await run.step(
+      print(String(MAX_PDF_PAGES + 1)).then(
+        (next) => {
+          closeStream(cdp, next.stream);
+          return true;
+        },
+        () => false,
+      ),
+    );
+  }
+  return {
+    image: pdf,
+    format: 'pdf',
+    width: Math.round(paper.width * POINTS_PER_INCH),
+    height: Math.round(paper.height * POINTS_PER_INCH),
+    truncated,
+  };
+}
+
+/** The page scrolled through to `maxHeight` (CSS px), its lazy images and fonts loaded. */
+async function loadWholePage(run: CaptureRun, o: RenderOptions, maxHeight: number): Promise<void> {
+  const settle = settles(o);
   run.enter('capture', 'scrolling through the page');
   await run.step(
     inIsolatedWorld(run.page, scrollThrough, {
@@ -72,78 +123,49 @@ export async function printPdf(
       budgetMs: settle ? PAINT_READY_BUDGET_MS : 0,
     }),
   );
-  await run.settleChecks();
-  run.enter('capture', 'printing the PDF');
+}
+
+/** The paper a PDF is printed on, in inches, and whether the content was cut to fit it. */
+interface Paper {
+  width: number;
+  height: number;
+  margin: number;
+  truncated: boolean;
+}
+
+/**
+ * The chosen paper, turned for `pdf_landscape`; for `pdf_single_page`, no margin and one page
+ * as tall as the content laid out at the paper's width (at most `maxHeight` CSS px).
+ */
+async function choosePaper(run: CaptureRun, o: RenderOptions, maxHeight: number): Promise<Paper> {
   const [shortSide, longSide] = PAPER_INCHES[o.pdfPaper];
-  const paperWidth = o.pdfLandscape ? longSide : shortSide;
-  let paperHeight = o.pdfLandscape ? shortSide : longSide;
-  let margin = PDF_MARGIN_INCHES;
-  let truncated = false;
-  if (o.pdfSinglePage) {
-    margin = 0;
-    // Laid out at the paper's width with print styles, as printing will lay it out.
-    await run.step(
-      Promise.all([
-        cdp.send('Emulation.setEmulatedMedia', {
-          media: 'print',
-          features: optionSteps.flatMap((s) => s.mediaFeatures?.(o) ?? []),
-        }),
-        cdp.send('Emulation.setDeviceMetricsOverride', {
-          width: Math.round(paperWidth * CSS_PX_PER_INCH),
-          height: o.height,
-          deviceScaleFactor: 1,
-          mobile: false,
-        }),
-      ]),
-    );
-    const height = pageNumber(
-      await run.step(inIsolatedWorld(run.page, documentHeight)),
-      'document height',
-    );
-    truncated = height > maxHeight;
-    paperHeight = Math.max(1, Math.min(height, maxHeight)) / CSS_PX_PER_INCH;
-  }
-  const print = (pageRanges: string) =>
-    cdp.send(
-      'Page.printToPDF',
-      {
-        paperWidth,
-        paperHeight,
-        marginTop: margin,
-        marginBottom: margin,
-        marginLeft: margin,
-        marginRight: margin,
-        printBackground: o.pdfPrintBackground,
-        preferCSSPageSize: false,
-        pageRanges,
-        // As a stream read in bounded chunks, never as one message of any size.
-        transferMode: 'ReturnAsStream',
-      },
-      { timeout: SCREENSHOT_COMMAND_TIMEOUT_MS },
-    );
-  const out = await run.step(print(o.pdfSinglePage ? '1' : `1-${MAX_PDF_PAGES}`));
-  const pdf = await readPdf(run, out.stream);
-  if (!pdf.subarray(0, 5).equals(Buffer.from('%PDF-'))) {
-    throw new AppError('internal_error', 'chromium returned an unreadable pdf');
-  }
-  if (!o.pdfSinglePage && pdfPageCount(pdf) >= MAX_PDF_PAGES) {
-    // More pages than printed, unless the page after the last one does not exist.
-    truncated = await run.step(
-      print(String(MAX_PDF_PAGES + 1)).then(
-        (next) => {
-          closeStream(cdp, next.stream);
-          return true;
-        },
-        () => false,
-      ),
-    );
-  }
+  const width = o.pdfLandscape ? longSide : shortSide;
+  const height = o.pdfLandscape ? shortSide : longSide;
+  if (!o.pdfSinglePage) return { width, height, margin: PDF_MARGIN_INCHES, truncated: false };
+  // Laid out at the paper's width with print styles, as printing will lay it out.
+  await run.step(
+    Promise.all([
+      run.cdp.send('Emulation.setEmulatedMedia', {
+        media: 'print',
+        features: optionSteps.flatMap((s) => s.mediaFeatures?.(o) ?? []),
+      }),
+      run.cdp.send('Emulation.setDeviceMetricsOverride', {
+        width: Math.round(width * CSS_PX_PER_INCH),
+        height: o.height,
+        deviceScaleFactor: 1,
+        mobile: false,
+      }),
+    ]),
+  );
+  const content = pageNumber(
+    await run.step(inIsolatedWorld(run.page, documentHeight)),
+    'document height',
+  );
   return {
-    image: pdf,
-    format: 'pdf',
-    width: Math.round(paperWidth * POINTS_PER_INCH),
-    height: Math.round(paperHeight * POINTS_PER_INCH),
-    truncated,
+    width,
+    height: Math.max(1, Math.min(content, maxHeight)) / CSS_PX_PER_INCH,
+    margin: 0,
+    truncated: content > maxHeight,
   };
 }
 

@@ -6,9 +6,9 @@
  * captures the events count for nothing (no run).
  */
 import type { CDPSession, HTTPRequest, HTTPResponse, Page } from 'puppeteer-core';
-import { AppError, isAppError } from '../../../domain/errors.ts';
-import { noop } from '../process/abort.ts';
-import type { CaptureRun } from './capture-run.ts';
+import { AppError, isAppError } from '../../../../domain/errors.ts';
+import { noop } from '../../../../lib/abort.ts';
+import type { CaptureRun } from '../capture-run.ts';
 
 /**
  * A URL as Chromium requests it, without its fragment (puppeteer's request URL carries it; a
@@ -68,9 +68,7 @@ export class NetworkWatch {
   requestStarted(request: HTTPRequest): void {
     const run = this.#run();
     if (!run || isBrowserFavicon(request)) return;
-    run.inflight.set(requestId(request), request);
-    run.lastActivity = performance.now();
-    if (run.loadedAt !== null) run.activeAfterLoad = true;
+    run.requestStarted(requestId(request), request);
     if (isMainDocument(this.#page, request)) {
       this.#watchRedirects(request.client);
       this.#checkMainDocument(run, request);
@@ -80,8 +78,7 @@ export class NetworkWatch {
   requestDone(request: HTTPRequest): void {
     const run = this.#run();
     if (!run || isBrowserFavicon(request)) return;
-    run.inflight.delete(requestId(request));
-    run.lastActivity = performance.now();
+    run.requestEnded(requestId(request));
   }
 
   /**
@@ -91,17 +88,16 @@ export class NetworkWatch {
   loaded(): void {
     const run = this.#run();
     if (!run) return;
-    run.loadFired = true;
-    if (run.inflight.size > 0) run.activeAfterLoad = true;
+    run.loadEventFired();
   }
 
   responded(response: HTTPResponse): void {
     const run = this.#run();
     const request = response.request();
     if (!run || isBrowserFavicon(request)) return;
-    run.lastActivity = performance.now();
+    run.responseReceived();
     if (!isMainDocument(this.#page, request)) return;
-    run.mainResponse = response;
+    run.mainDocumentAnswered(response);
     const headers = response.headers();
     const refused = headers['x-egress-refused'];
     if (refused !== undefined && response.status() === 403) {
@@ -117,9 +113,10 @@ export class NetworkWatch {
       );
       return;
     }
-    if (/^\s*attachment/i.test(headers['content-disposition'] ?? '')) run.download = 'attachment';
+    if (/^\s*attachment/i.test(headers['content-disposition'] ?? ''))
+      run.markDownload('attachment');
     // The headless shell has no PDF viewer: it turns a PDF document into a denied download.
-    else if (/^\s*application\/pdf\b/i.test(headers['content-type'] ?? '')) run.download = 'pdf';
+    else if (/^\s*application\/pdf\b/i.test(headers['content-type'] ?? '')) run.markDownload('pdf');
   }
 
   /**
@@ -145,7 +142,7 @@ export class NetworkWatch {
         return; // relative: same scheme as the response
       }
       if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-        run.unsafeRedirect = target.protocol.slice(0, -1).slice(0, 32);
+        run.markUnsafeRedirect(target.protocol.slice(0, -1).slice(0, 32));
       }
     });
   }
@@ -180,7 +177,6 @@ export class NetworkWatch {
           : new AppError('internal_error', 'the navigation check failed', { cause: err }),
       );
     });
-    run.checks.add(pending);
-    pending.finally(() => run.checks.delete(pending)).catch(noop);
+    run.addCheck(pending);
   }
 }

@@ -1,4 +1,4 @@
-/** Small helpers for bounding promises by an AbortSignal, used on every floor of the browser. */
+/** Small helpers for bounding promises by an AbortSignal or a timeout (the browser's, mostly). */
 
 /** Swallows what no one waits for (a promise given up on, a page or request already gone). */
 export const noop = (): void => {};
