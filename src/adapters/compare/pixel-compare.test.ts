@@ -1,8 +1,15 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import pixelmatch from 'pixelmatch';
 import sharp from 'sharp';
-import { comparedSize, compareRaw, createImageComparer, type RawImage } from './pixel-compare.ts';
+import {
+  COMPARE_NICENESS,
+  comparedSize,
+  compareRaw,
+  createImageComparer,
+  type RawImage,
+} from './pixel-compare.ts';
 
 /** A w x h image of one colour, with an optional rectangle of another. */
 function image(
@@ -148,4 +155,26 @@ test('the band of changed rows gives what pixelmatch gives on the whole image', 
   // Below the threshold nothing is drawn; equal images are not compared at all.
   assert.equal(compareRaw(before, after, 0.99).diff, null);
   assert.deepEqual(compareRaw(before, before, 0.001), { changedFraction: 0, diff: null });
+});
+
+test('the comparison thread runs at a lower priority than the service', {
+  skip: process.platform !== 'linux' ? 'reads /proc' : false,
+}, async () => {
+  const png = await sharp(image(10, 10, [9, 9, 9]).data, {
+    raw: { width: 10, height: 10, channels: 4 },
+  })
+    .png()
+    .toBuffer();
+  const comparer = createImageComparer();
+  try {
+    await comparer.compare(Buffer.from(png), Buffer.from(png), { threshold: 0.1 });
+    const nice = (task: string) => {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    const values = readdirSync('/proc/self/task').map(nice);
+    assert.ok(values.includes(COMPARE_NICENESS), `thread nice values: ${values.join(', ')}`);
+  } finally {
+    await comparer.close();
+  }
 });

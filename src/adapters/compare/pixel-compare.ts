@@ -186,6 +186,9 @@ async function decode(
   return { width: info.width, height: info.height, data };
 }
 
+/** How much lower than the service's own the comparison thread's priority is (nice). */
+export const COMPARE_NICENESS = 10;
+
 export interface ImageComparerOptions {
   /** Images over this are compared scaled down to it (BOUNDS.monitors.compareMaxPixels). */
   maxPixels?: number;
@@ -208,6 +211,9 @@ export function createImageComparer(options: ImageComparerOptions = {}): Closabl
     maxThreads: 1,
     // Idle workers go, and with them the memory of the last comparison.
     idleTimeout: BOUNDS.monitors.compareIdleMs,
+    // Background work: the worker's thread yields the cores to the requests' event loop
+    // (and to the browser) when they want them (nice 10; piscina's optional @napi-rs/nice).
+    niceIncrement: COMPARE_NICENESS,
   });
   return {
     async compare(before, after, { threshold }): Promise<ImageComparison> {
