@@ -654,11 +654,19 @@ for (const { name, db, redis } of VARIANTS)
       const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
       const run = await runNow(p.key, String(m.id));
       assert.equal(run.status, 'succeeded', JSON.stringify(run));
-      const jobs = await t.deps.database.db
-        .selectFrom('capture_jobs')
-        .select(['status', 'monitor_run_id', 'key_id'])
-        .where('user_id', '=', p.id)
-        .execute();
+      // The worker ends the run, then its job: the job's row may lag the run by a moment.
+      const readJobs = () =>
+        t.deps.database.db
+          .selectFrom('capture_jobs')
+          .select(['status', 'monitor_run_id', 'key_id'])
+          .where('user_id', '=', p.id)
+          .execute();
+      let jobs = await readJobs();
+      for (let end = Date.now() + 30_000; jobs.some((j) => j.status !== 'succeeded'); ) {
+        assert.ok(Date.now() < end, `the job ended: ${JSON.stringify(jobs)}`);
+        await sleep(100);
+        jobs = await readJobs();
+      }
       assert.deepEqual(
         jobs.map((j) => ({ ...j })),
         [{ status: 'succeeded', monitor_run_id: run.id, key_id: null }],
