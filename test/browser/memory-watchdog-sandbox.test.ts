@@ -40,6 +40,23 @@ function typeOf(pid: number): string | undefined {
   return /--type=([a-z-]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))?.[1];
 }
 
+/** Chromium's headless shell on about:blank, in its own process group, its profile in `dir`. */
+function spawnHeadless(command: string, args: string[], dir: string) {
+  return spawn(
+    command,
+    [
+      ...args,
+      '--headless',
+      '--disable-gpu',
+      '--no-first-run',
+      `--user-data-dir=${join(dir, 'profile')}`,
+      '--remote-debugging-port=0',
+      'about:blank',
+    ],
+    { detached: true, stdio: 'ignore', env: { ...process.env, HOME: dir } },
+  );
+}
+
 describe('MemoryWatchdog on a sandboxed Chromium', () => {
   const command = sandboxedChromiumCommand();
   it('watches and kills the renderers of nested zygotes', {
@@ -49,19 +66,7 @@ describe('MemoryWatchdog on a sandboxed Chromium', () => {
     const dir = mkdtempSync(join(tmpdir(), 'shotsmith-sandboxed-'));
     if (process.getuid?.() === 0) chownSync(dir, 65534, 65534);
     const cmd = command as { command: string; args: string[] };
-    const child = spawn(
-      cmd.command,
-      [
-        ...cmd.args,
-        '--headless',
-        '--disable-gpu',
-        '--no-first-run',
-        `--user-data-dir=${join(dir, 'profile')}`,
-        '--remote-debugging-port=0',
-        'about:blank',
-      ],
-      { detached: true, stdio: 'ignore', env: { ...process.env, HOME: dir } },
-    );
+    const child = spawnHeadless(cmd.command, cmd.args, dir);
     const pid = child.pid as number;
     try {
       let renderers: number[] = [];
@@ -80,8 +85,14 @@ describe('MemoryWatchdog on a sandboxed Chromium', () => {
       assert.equal(typeOf(zygote), 'zygote');
       assert.equal(typeOf(parentOf(zygote)), 'zygote', 'the sandbox did not nest the zygotes');
       assert.equal(parentOf(parentOf(zygote)), pid);
-      // What the service logs at each launch (docs/security.md): the kernel's own word.
-      assert.equal(rendererSandbox(pid), 'on');
+      // What the service logs at each launch (docs/security.md): the kernel's own word, once
+      // the renderer has started its sandbox (a renderer just forked has no filter yet).
+      let state = rendererSandbox(pid);
+      for (let i = 0; i < 50 && state !== 'on'; i++) {
+        await sleep(100);
+        state = rendererSandbox(pid);
+      }
+      assert.equal(state, 'on');
 
       const killer = new MemoryWatchdog(pid, { limitBytes: 1024 });
       killer.check();
@@ -102,19 +113,7 @@ describe('rendererSandbox on a Chromium without its sandbox', () => {
   const found = findChromium();
   it('says off', { skip: found === null ? 'no Chromium' : false, timeout: 60_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'shotsmith-unsandboxed-'));
-    const child = spawn(
-      launchableBinary(found as string),
-      [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        `--user-data-dir=${join(dir, 'profile')}`,
-        '--remote-debugging-port=0',
-        'about:blank',
-      ],
-      { detached: true, stdio: 'ignore', env: { ...process.env, HOME: dir } },
-    );
+    const child = spawnHeadless(launchableBinary(found as string), ['--no-sandbox'], dir);
     const pid = child.pid as number;
     try {
       let state: 'on' | 'off' | null = null;

@@ -61,6 +61,10 @@ export interface SupervisorHooks {
   fill(): Promise<void>;
 }
 
+/** Reads of the renderers' sandbox after a launch, SANDBOX_READ_MS apart, until it is on. */
+const SANDBOX_READS = 10;
+const SANDBOX_READ_MS = 200;
+
 export class BrowserSupervisor {
   readonly #options: SupervisorOptions;
   readonly #hooks: SupervisorHooks;
@@ -250,9 +254,22 @@ export class BrowserSupervisor {
     });
     this.#instances.add(instance);
     instance.browser.on('disconnected', () => this.#onDisconnected(instance));
-    // Measured, not assumed: what the kernel says of its renderers (docs/security.md).
-    const sandbox = rendererSandbox(instance.pid);
-    this.#logger?.info({ pid: instance.pid, browser: instance.id, sandbox }, 'chromium started');
+    this.#logger?.info({ pid: instance.pid, browser: instance.id }, 'chromium started');
+    void this.#reportSandbox(instance);
+    return instance;
+  }
+
+  /**
+   * Measured, not assumed: what the kernel says of the browser's renderers (docs/security.md),
+   * once they have had the moment a new renderer takes to start its sandbox.
+   */
+  async #reportSandbox(instance: BrowserInstance): Promise<void> {
+    let sandbox = rendererSandbox(instance.pid);
+    for (let i = 0; i < SANDBOX_READS && sandbox !== 'on' && !instance.closing; i++) {
+      await sleep(SANDBOX_READ_MS, this.#closed).catch(noop);
+      sandbox = rendererSandbox(instance.pid);
+    }
+    this.#logger?.info({ pid: instance.pid, browser: instance.id, sandbox }, 'chromium sandbox');
     if (sandbox === 'off' && !this.#sandboxWarned) {
       this.#sandboxWarned = true;
       this.#logger?.warn(
@@ -260,7 +277,6 @@ export class BrowserSupervisor {
         "Chromium's renderers run without their sandbox: a renderer exploit would run with the service's own rights; run the service as an unprivileged user where user namespaces are allowed (docs/security.md)",
       );
     }
-    return instance;
   }
 
   async #retire(instance: BrowserInstance): Promise<void> {
