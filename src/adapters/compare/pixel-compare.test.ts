@@ -30,6 +30,12 @@ function image(
   return { width, height, data };
 }
 
+/** A decoded image as a PNG. */
+const encode = (raw: RawImage) =>
+  sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } })
+    .png()
+    .toBuffer();
+
 test('the same pixels: nothing changed', () => {
   const result = compareRaw(image(20, 10, [255, 255, 255]), image(20, 10, [255, 255, 255]));
   assert.equal(result.changedFraction, 0);
@@ -58,10 +64,6 @@ test('another size: changed whole, no diff', () => {
 });
 
 test('the comparer decodes PNGs and encodes the diff as a PNG', async () => {
-  const encode = (raw: RawImage) =>
-    sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } })
-      .png()
-      .toBuffer();
   const before = await encode(image(10, 10, [255, 255, 255]));
   const after = await encode(
     image(10, 10, [255, 255, 255], { x: 0, y: 0, w: 5, h: 2, colour: [0, 0, 0] }),
@@ -87,10 +89,6 @@ test('images over the pixel bound are compared scaled down, aspect kept', () => 
 });
 
 test('the comparer scales large images down to its bound, diff included', async () => {
-  const encode = (raw: RawImage) =>
-    sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } })
-      .png()
-      .toBuffer();
   const before = await encode(image(200, 100, [255, 255, 255]));
   const after = await encode(
     image(200, 100, [255, 255, 255], { x: 0, y: 0, w: 100, h: 100, colour: [0, 0, 0] }),
@@ -108,11 +106,7 @@ test('the comparer scales large images down to its bound, diff included', async 
 });
 
 test('buffers of its own are handed to the worker, not copied', async () => {
-  const png = await sharp(image(10, 10, [1, 2, 3]).data, {
-    raw: { width: 10, height: 10, channels: 4 },
-  })
-    .png()
-    .toBuffer();
+  const png = await encode(image(10, 10, [1, 2, 3]));
   // As storage gives them: memory Node owns.
   const [before, after] = [Buffer.from(png), Buffer.from(png)].map((b) => {
     const own = new Uint8Array(new ArrayBuffer(b.length));
@@ -160,11 +154,7 @@ test('the band of changed rows gives what pixelmatch gives on the whole image', 
 test('the comparison thread runs at a lower priority than the service', {
   skip: process.platform !== 'linux' ? 'reads /proc' : false,
 }, async () => {
-  const png = await sharp(image(10, 10, [9, 9, 9]).data, {
-    raw: { width: 10, height: 10, channels: 4 },
-  })
-    .png()
-    .toBuffer();
+  const png = await encode(image(10, 10, [9, 9, 9]));
   const comparer = createImageComparer();
   try {
     await comparer.compare(Buffer.from(png), Buffer.from(png), { threshold: 0.1 });
