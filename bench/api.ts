@@ -10,7 +10,8 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Fastify from 'fastify';
-import { createKey, signUp, startApp } from '../test/helpers/app.ts';
+import { newApiKey } from '../test/helpers/accounts.ts';
+import { startApp } from '../test/helpers/app.ts';
 import { page, startSite } from '../test/helpers/fixtures.ts';
 import { serviceSkip, TEST_REDIS_URL } from '../test/helpers/services.ts';
 import { median, type Target } from './stats.ts';
@@ -97,8 +98,7 @@ async function measureEngine(options: {
   });
   const bare = Fastify({ logger: false });
   try {
-    const u = await signUp(t);
-    const { key } = await createKey(t, u.cookie);
+    const key = await newApiKey(t);
     const body = JSON.stringify({ url: `${options.siteOrigin}/`, width: 640, height: 480 });
     const headers = { 'content-type': 'application/json', 'x-api-key': key };
     const first = await fetch(`${t.url}/v1/screenshots`, { method: 'POST', headers, body });

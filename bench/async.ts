@@ -9,7 +9,7 @@
  *
  *   ./node_modules/.bin/node bench/async.ts [--quick]
  */
-import { PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
+import { nodeAccount } from '../test/helpers/accounts.ts';
 import { type Cluster, startCluster } from '../test/helpers/cluster.ts';
 import { page, startSite } from '../test/helpers/fixtures.ts';
 import type { NodeProcess } from '../test/helpers/node-process.ts';
@@ -40,19 +40,6 @@ export interface AsyncNodesResult {
 
 const CONCURRENCY = 2;
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
-
-async function proKey(cluster: Cluster): Promise<string> {
-  const node = cluster.nodes[0] as NodeProcess;
-  const res = await node.fetch('/v1/auth/signup', {
-    method: 'POST',
-    json: { email: uniqueEmail('bench-async'), password: PASSWORD },
-  });
-  const user = ((await res.json()) as { user: { id: number } }).user;
-  const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-  await cluster.sql('UPDATE users SET plan = $1 WHERE id = $2', ['pro', user.id]);
-  const key = await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-  return ((await key.json()) as { key: string }).key;
-}
 
 /** `count` runs of `one` by CONCURRENCY clients, each waiting for its own before the next. */
 async function loop(count: number, one: (i: number) => Promise<number | null>): Promise<LoopRun> {
@@ -111,7 +98,8 @@ async function measure(
   hooks: WebhookReceiver,
   count: number,
 ): Promise<AsyncNodesResult> {
-  const key = await proKey(cluster);
+  const node = cluster.nodes[0] as NodeProcess;
+  const { key } = await nodeAccount(node, { plan: 'pro', cluster, key: true });
   const { nodes } = cluster;
   const tag = Date.now().toString(36);
   const seen = new Map<string, number>();

@@ -54,7 +54,8 @@ import { defaultRenderConcurrency } from '../src/config/config.ts';
 import { resolveCaptureOptions } from '../src/domain/captures/capture-options.ts';
 import type { ImageFormat, Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
 import { DEFAULT_PLANS } from '../src/domain/plans.ts';
-import { createKey, signUp, startApp, type TestApp } from '../test/helpers/app.ts';
+import { newApiKey } from '../test/helpers/accounts.ts';
+import { startApp, type TestApp } from '../test/helpers/app.ts';
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
 import { type BenchSites, REALISTIC_HEIGHT, startBenchSites } from './fixtures/site.ts';
@@ -1037,8 +1038,7 @@ export async function runCaptureBench(
         },
       },
     });
-    const user = await signUp(app);
-    const { key } = await createKey(app, user.cookie);
+    const key = await newApiKey(app);
     const service = serviceCapture(app, key);
     const serviceConcurrency = Math.min(2, maxConcurrency);
     const serviceRows: NonNullable<CaptureBenchResult['service']> = {};

@@ -10,7 +10,7 @@
  *
  *   ./node_modules/.bin/node bench/cluster.ts [--quick]
  */
-import { PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
+import { nodeAccount } from '../test/helpers/accounts.ts';
 import { type Cluster, startCluster } from '../test/helpers/cluster.ts';
 import { page, startSite } from '../test/helpers/fixtures.ts';
 import type { NodeProcess } from '../test/helpers/node-process.ts';
@@ -40,23 +40,13 @@ export interface ClusterResult {
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-async function apiKey(node: NodeProcess): Promise<string> {
-  const res = await node.fetch('/v1/auth/signup', {
-    method: 'POST',
-    json: { email: uniqueEmail('bench'), password: PASSWORD },
-  });
-  const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-  const key = await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-  return ((await key.json()) as { key: string }).key;
-}
-
 async function measure(
   cluster: Cluster,
   siteOrigin: string,
   options: { connections: number; duration: number; captures: number; workers: number },
 ): Promise<ClusterResult> {
   const { nodes } = cluster;
-  const key = await apiKey(nodes[0] as NodeProcess);
+  const { key } = await nodeAccount(nodes[0] as NodeProcess, { key: true });
   const headers = { 'content-type': 'application/json', 'x-api-key': key };
   const body = JSON.stringify({ url: `${siteOrigin}/`, width: 640, height: 480 });
   // The first capture renders; every node then answers it from the shared cache.

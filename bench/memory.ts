@@ -36,7 +36,8 @@ import {
   pssOf,
   treeUsage,
 } from '../src/adapters/browser/process/proc.ts';
-import { freePort, PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
+import { nodeAccount } from '../test/helpers/accounts.ts';
+import { freePort } from '../test/helpers/app.ts';
 import { type NodeProcess, startNode } from '../test/helpers/node-process.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
 import { startBenchSites } from './fixtures/site.ts';
@@ -254,18 +255,6 @@ function halvesOf(heaps: number[]): {
   };
 }
 
-async function apiKey(node: NodeProcess): Promise<string> {
-  const res = await node.fetch('/v1/auth/signup', {
-    method: 'POST',
-    json: { email: uniqueEmail('membench'), password: PASSWORD },
-  });
-  if (res.status !== 201) throw new Error(`signup: ${res.status} ${await res.text()}`);
-  const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-  const key = await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-  if (key.status !== 201) throw new Error(`key: ${key.status} ${await key.text()}`);
-  return ((await key.json()) as { key: string }).key;
-}
-
 type Capture = (url: string, i: number) => Promise<boolean>;
 
 async function drive(
@@ -332,7 +321,7 @@ export async function runMemoryBench(options: MemoryBenchOptions = {}): Promise<
       NODE_OPTIONS: HeapProbe.nodeOptions(inspectPort),
     });
     const keys: string[] = [];
-    for (let i = 0; i < CLIENTS; i++) keys.push(await apiKey(node));
+    for (let i = 0; i < CLIENTS; i++) keys.push((await nodeAccount(node, { key: true })).key);
     const service = node;
     const captureAs =
       (shot: Record<string, unknown>): Capture =>

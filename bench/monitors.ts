@@ -28,7 +28,8 @@ import { processTree } from '../src/adapters/browser/process/proc.ts';
 import { createImageComparer } from '../src/adapters/compare/pixel-compare.ts';
 import { BOUNDS } from '../src/domain/bounds.ts';
 import { slotOffset } from '../src/domain/monitors/monitor-rules.ts';
-import { type Cluster, proAccount, startCluster } from '../test/helpers/cluster.ts';
+import { nodeAccount } from '../test/helpers/accounts.ts';
+import { type Cluster, startCluster } from '../test/helpers/cluster.ts';
 import type { NodeProcess } from '../test/helpers/node-process.ts';
 import { serviceSkip } from '../test/helpers/services.ts';
 import { startBenchSites } from './fixtures/site.ts';
@@ -173,7 +174,7 @@ export async function runMonitorBench(
     // BOUNDS.rates.otherEndpointsPerMinute); the first also sends the synchronous captures.
     const accounts: Array<{ id: number; key: string }> = [];
     for (let i = 0; i < ACCOUNTS; i++) {
-      accounts.push(await proAccount(cluster, node, `bench-monitors-${i}`));
+      accounts.push(await nodeAccount(node, { plan: 'pro', cluster, key: true }));
     }
     const api = (path: string, json?: unknown, key = accounts[0]?.key ?? '') =>
       node.fetch(path, {

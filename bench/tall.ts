@@ -21,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { PASSWORD, uniqueEmail } from '../test/helpers/app.ts';
+import { nodeAccount } from '../test/helpers/accounts.ts';
 import { type FixtureSite, page, startSite } from '../test/helpers/fixtures.ts';
 import { type NodeProcess, startNode } from '../test/helpers/node-process.ts';
 import { median } from './stats.ts';
@@ -114,18 +114,6 @@ function rss(pid: number): number {
   }
 }
 
-async function apiKey(node: NodeProcess): Promise<string> {
-  const res = await node.fetch('/v1/auth/signup', {
-    method: 'POST',
-    json: { email: uniqueEmail('tallbench'), password: PASSWORD },
-  });
-  if (res.status !== 201) throw new Error(`signup: ${res.status} ${await res.text()}`);
-  const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-  const key = await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-  if (key.status !== 201) throw new Error(`key: ${key.status} ${await key.text()}`);
-  return ((await key.json()) as { key: string }).key;
-}
-
 /** A service node with one render slot, a key, and a timed capture of a page of the site. */
 async function startService(
   site: FixtureSite,
@@ -140,7 +128,7 @@ async function startService(
     LOG_LEVEL: 'error',
   });
   try {
-    const key = await apiKey(node);
+    const { key } = await nodeAccount(node, { key: true });
     let n = 0;
     const capture = async (where: string, height: number): Promise<TallCapture> => {
       const before = rss(node.pid);

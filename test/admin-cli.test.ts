@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { createKey, signUp, startApp } from './helpers/app.ts';
+import { account } from './helpers/accounts.ts';
+import { startApp } from './helpers/app.ts';
 import { longDataDir, removeDataDir } from './helpers/data-dir.ts';
 
 const CLI = path.resolve(import.meta.dirname, '..', 'src', 'cli', 'admin.ts');
@@ -62,10 +63,9 @@ test('a running SQLite node answers with the plan the operator CLI just set', as
   // between requests (ARCHITECTURE.md, "Remembered rows"), must see its commits at once.
   const t = await startApp({ db: 'sqlite' });
   try {
-    const u = await signUp(t);
-    const { key } = await createKey(t, u.cookie);
+    const u = await account(t, { key: true });
     const usage = async () => {
-      const res = await t.fetch('/v1/usage', { headers: { 'x-api-key': key } });
+      const res = await t.fetch('/v1/usage', { headers: { 'x-api-key': u.key } });
       return { status: res.status, body: (await res.json()) as { plan?: string } };
     };
     assert.equal((await usage()).body.plan, 'free');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from './helpers/app.ts';
+import { newApiKey } from './helpers/accounts.ts';
+import { startApp, type TestApp } from './helpers/app.ts';
 
 describe('metrics', () => {
   let t: TestApp;
@@ -15,8 +16,7 @@ describe('metrics', () => {
   };
 
   it('counts requests by route and status, and refusals by reason', async () => {
-    const u = await signUp(t);
-    const { key } = await createKey(t, u.cookie);
+    const key = await newApiKey(t);
     const capture = (json: unknown) =>
       t.fetch('/v1/screenshots', { method: 'POST', json, headers: { 'x-api-key': key } });
     assert.equal((await capture({ url: 'http://169.254.169.254/' })).status, 400);

@@ -18,7 +18,7 @@ import {
   processTree,
   readCmdline,
 } from '../src/adapters/browser/process/proc.ts';
-import { PASSWORD, uniqueEmail } from './helpers/app.ts';
+import { nodeAccount } from './helpers/accounts.ts';
 import { type FixtureSite, page, sleep, startSite } from './helpers/fixtures.ts';
 import { type NodeProcess, startNode } from './helpers/node-process.ts';
 
@@ -63,17 +63,6 @@ function assertNothingLeft(node: NodeProcess, before: Leftovers): void {
   assert.deepEqual(left, [], 'no process of the node is left');
   assert.deepEqual(processesMentioning(node.dataDir), [], 'no process names its data dir');
   for (const dir of before.dirs) assert.equal(existsSync(dir), false, `${dir} is gone`);
-}
-
-async function keyOn(node: NodeProcess): Promise<string> {
-  const res = await node.fetch('/v1/auth/signup', {
-    method: 'POST',
-    json: { email: uniqueEmail('stop'), password: PASSWORD },
-  });
-  assert.equal(res.status, 201, await res.clone().text());
-  const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-  const k = await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-  return ((await k.json()) as { key: string }).key;
 }
 
 /**
@@ -136,7 +125,9 @@ describe('SIGTERM under load', () => {
       // SHUTDOWN_GRACE_SECONDS at its default: the render deadline plus 10 s.
     });
     nodes.push(node);
-    const keys = await Promise.all([1, 2, 3, 4].map(() => keyOn(node)));
+    const keys = await Promise.all(
+      [1, 2, 3, 4].map(async () => (await nodeAccount(node, { key: true })).key),
+    );
     const capture = (key: string, url: string) =>
       node.fetch('/v1/screenshots', {
         method: 'POST',
@@ -219,7 +210,7 @@ describe('SIGTERM under load', () => {
       LOG_LEVEL: 'info',
     });
     nodes.push(node);
-    const key = await keyOn(node);
+    const { key } = await nodeAccount(node, { key: true });
     const before = site.hits.get('/never') ?? 0;
     const never = node
       .fetch('/v1/screenshots', {

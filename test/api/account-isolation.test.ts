@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type AuthSite, startAuthSite } from '../helpers/auth-site.ts';
 import { sleep } from '../helpers/fixtures.ts';
 
@@ -26,10 +27,6 @@ describe('isolation between accounts', () => {
     await site?.close();
   });
 
-  async function account(): Promise<string> {
-    const user = await signUp(t);
-    return (await createKey(t, user.cookie)).key;
-  }
   async function capture(key: string, path: string): Promise<void> {
     const res = await t.fetch('/v1/screenshots', {
       method: 'POST',
@@ -40,8 +37,8 @@ describe('isolation between accounts', () => {
   }
 
   it("the next account's capture of a realm sends none of the credentials planted before", async () => {
-    const a = await account();
-    const b = await account();
+    const a = await newApiKey(t);
+    const b = await newApiKey(t);
     await capture(a, '/plant');
     assert.ok(
       site.protectedRequests().some((s) => s.authorization !== undefined),

@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { BOUNDS } from '../../src/domain/bounds.ts';
-import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account } from '../helpers/accounts.ts';
+import { describeEachDatabase, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 
 type Json = Record<string, unknown>;
@@ -40,12 +41,6 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
     await site?.close();
   });
 
-  /** A signed-up account, moved to Pro unless asked for Free. */
-  const account = async (plan: 'pro' | 'free' = 'pro') => {
-    const a = await signUp(t);
-    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(a.id, 'pro', Date.now());
-    return a;
-  };
   /** A request as the dashboard makes it: the cookie, and our own origin on a change. */
   const dash = (
     cookie: string,
@@ -94,8 +89,7 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
   };
 
   it('creates, lists, changes, runs and deletes: the same monitors as the API key sees', async () => {
-    const a = await account();
-    const { key } = await createKey(t, a.cookie);
+    const a = await account(t, { plan: 'pro', key: true });
     colour = 'rgb(0, 0, 255)';
     const m = await create(a.cookie);
     const id = String(m.id);
@@ -113,7 +107,7 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
       ((await listed.json()) as { data: Json[] }).data.map((x) => x.id),
       [id],
     );
-    const byKey = await t.fetch(`/v1/monitors/${id}`, { headers: { 'x-api-key': key } });
+    const byKey = await t.fetch(`/v1/monitors/${id}`, { headers: { 'x-api-key': a.key } });
     assert.equal(byKey.status, 200, 'the key sees the monitor the dashboard made');
     assert.deepEqual(await byKey.json(), m);
 
@@ -147,7 +141,7 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
     const diff = await fetch(String(second.diff_url));
     assert.equal(diff.status, 200);
     assert.equal(diff.headers.get('content-type'), 'image/png');
-    const byKeyRuns = await t.fetch(`/v1/monitors/${id}/runs`, { headers: { 'x-api-key': key } });
+    const byKeyRuns = await t.fetch(`/v1/monitors/${id}/runs`, { headers: { 'x-api-key': a.key } });
     assert.deepEqual(await byKeyRuns.json(), {
       data: await runs(a.cookie, id),
       has_more: false,
@@ -177,14 +171,14 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
       assert.equal((await fetch(String(url))).status, 404, String(url));
     }
     assert.equal(
-      (await t.fetch(`/v1/monitors/${id}`, { headers: { 'x-api-key': key } })).status,
+      (await t.fetch(`/v1/monitors/${id}`, { headers: { 'x-api-key': a.key } })).status,
       404,
     );
   });
 
   it("another account's session gets 404 for every operation, and an empty list", async () => {
-    const owner = await account();
-    const other = await account();
+    const owner = await account(t, { plan: 'pro' });
+    const other = await account(t, { plan: 'pro' });
     const id = String((await create(owner.cookie)).id);
     for (const [method, path] of [
       ['GET', `/v1/account/monitors/${id}`],
@@ -209,7 +203,7 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
   });
 
   it('refuses a cookie-authenticated change from another site, and nothing changes', async () => {
-    const a = await account();
+    const a = await account(t, { plan: 'pro' });
     const id = String((await create(a.cookie)).id);
     const crossSite: Array<Record<string, string>> = [
       { origin: 'https://evil.example' },
@@ -241,7 +235,7 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
   });
 
   it('tells a Free account that monitors are Pro, and an API key is no way in', async () => {
-    const free = await account('free');
+    const free = await account(t);
     const res = await dash(free.cookie, '/v1/account/monitors', {
       method: 'POST',
       json: { ...monitorBody, url: `${site.origin}/box` },
@@ -251,9 +245,8 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
       error: 'monitors is not available on the free plan',
       code: 'plan_restriction',
     });
-    const pro = await account();
-    const { key } = await createKey(t, pro.cookie);
-    const byKey = await t.fetch('/v1/account/monitors', { headers: { 'x-api-key': key } });
+    const pro = await account(t, { plan: 'pro', key: true });
+    const byKey = await t.fetch('/v1/account/monitors', { headers: { 'x-api-key': pro.key } });
     assert.equal(byKey.status, 401);
   });
 });

@@ -8,14 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import {
-  createKey,
-  describeEachDatabase,
-  postCapture,
-  signUp,
-  startApp,
-  type TestApp,
-} from '../helpers/app.ts';
+import { account } from '../helpers/accounts.ts';
+import { describeEachDatabase, postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver, waitForJob } from '../helpers/webhooks.ts';
 
@@ -59,11 +53,6 @@ describeEachDatabase('async captures', (db) => {
     await hooks?.close();
   });
 
-  const pro = async () => {
-    const account = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(account.id, 'pro', Date.now());
-    return { ...account, ...(await createKey(t, account.cookie)) };
-  };
   const usage = async (key: string) =>
     ((await (await t.fetch('/v1/usage', { headers: { 'x-api-key': key } })).json()) as Json).used;
   const secretOf = async (cookie: string) =>
@@ -71,7 +60,7 @@ describeEachDatabase('async captures', (db) => {
       .secret;
 
   it('queues, answers 202, runs, and delivers a signed webhook with the result', async () => {
-    const p = await pro();
+    const p = await account(t, { plan: 'pro', key: true });
     hooks.answer(200);
     const before = hooks.received.length;
     const res = await postCapture(t, p.key, {
@@ -142,7 +131,7 @@ describeEachDatabase('async captures', (db) => {
   });
 
   it('a failed capture fails the job, gives the unit back and says so in the webhook', async () => {
-    const p = await pro();
+    const p = await account(t, { plan: 'pro', key: true });
     hooks.answer(200);
     const before = hooks.received.length;
     const res = await postCapture(t, p.key, {
@@ -167,7 +156,7 @@ describeEachDatabase('async captures', (db) => {
   });
 
   it('retries a 500 with the same webhook-id, records every attempt, and resends', async () => {
-    const p = await pro();
+    const p = await account(t, { plan: 'pro', key: true });
     hooks.answer(500, 503, 200);
     const before = hooks.received.length;
     const res = await postCapture(t, p.key, {
@@ -224,7 +213,7 @@ describeEachDatabase('async captures', (db) => {
     const [again] = (await hooks.waitFor(before + 4)).slice(before + 3);
     assert.equal(again?.headers['webhook-id'], delivery.id);
     // Another account sees none of it.
-    const other = await pro();
+    const other = await account(t, { plan: 'pro', key: true });
     const foreign = await t.fetch(`/v1/webhooks/deliveries/${String(delivery.id)}/resend`, {
       method: 'POST',
       cookie: other.cookie,
@@ -241,7 +230,7 @@ describeEachDatabase('async captures', (db) => {
   });
 
   it('stops at 410 Gone', async () => {
-    const p = await pro();
+    const p = await account(t, { plan: 'pro', key: true });
     hooks.answer(410);
     const before = hooks.received.length;
     await postCapture(t, p.key, {
@@ -264,7 +253,7 @@ describeEachDatabase('async captures', (db) => {
   });
 
   it('refuses what it cannot take: plan, webhook address, webhook without async, too many', async () => {
-    const free = await createKey(t, (await signUp(t)).cookie);
+    const free = await account(t, { key: true });
     const refusal = async (key: string, body: Json) => {
       const res = await postCapture(t, key, body);
       return [res.status, (await res.json()) as Json] as const;
@@ -274,7 +263,7 @@ describeEachDatabase('async captures', (db) => {
       [s1, b1.code, b1.error],
       [400, 'plan_restriction', 'async is not available on the free plan'],
     );
-    const p = await pro();
+    const p = await account(t, { plan: 'pro', key: true });
     for (const hook of [
       'http://10.0.0.1/hook',
       'http://127.0.0.1:9/hook',
@@ -315,7 +304,7 @@ describeEachDatabase('async captures', (db) => {
     assert.equal(third.headers.get('retry-after'), '5');
     assert.equal(await usage(p.key), 2, 'the refused one gave its unit back');
     // Another account's job id is not found, and reveals nothing.
-    const other = await pro();
+    const other = await account(t, { plan: 'pro', key: true });
     const foreign = await t.fetch(`/v1/screenshots/${String(first.id)}`, {
       headers: { 'x-api-key': other.key },
     });
@@ -331,7 +320,7 @@ describeEachDatabase('async captures', (db) => {
   });
 
   it('rotates the webhook secret: later deliveries verify with the new one only', async () => {
-    const p = await pro();
+    const p = await account(t, { plan: 'pro', key: true });
     const old = await secretOf(p.cookie);
     assert.equal(await secretOf(p.cookie), old, 'shown again, the same');
     const rotated = await t.fetch('/v1/webhooks/secret/rotate', {

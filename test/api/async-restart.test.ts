@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, postCapture, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver, waitForJob } from '../helpers/webhooks.ts';
@@ -42,9 +43,7 @@ describe('async captures: the embedded queue survives a restart', () => {
 
   it('runs after the restart what was queued before it', async () => {
     const first = await node('0');
-    const account = await signUp(first);
-    await first.deps.ctx.store.users.setPlan(account.id, 'pro', Date.now());
-    const { key } = await createKey(first, account.cookie);
+    const key = await newApiKey(first, { plan: 'pro' });
     const res = await postCapture(first, key, {
       url: `${site.origin}/`,
       async: true,

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, postCapture, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { waitForJob } from '../helpers/webhooks.ts';
 
@@ -38,9 +39,7 @@ describe('async captures: retryable failures', () => {
   });
 
   it('tries a job again after a full render queue, and it succeeds', async () => {
-    const user = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
-    const { key } = await createKey(t, user.cookie);
+    const key = await newApiKey(t, { plan: 'pro' });
     const hold = postCapture(t, key, { url: `${site.origin}/hold` });
     for (let i = 0; i < 100 && held.length === 0; i++) await sleep(50);
     const sync = await postCapture(t, key, { url: `${site.origin}/` });

@@ -10,7 +10,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { createKey, type DbKind, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account } from '../helpers/accounts.ts';
+import { type DbKind, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { serviceSkip, TEST_REDIS_URL } from '../helpers/services.ts';
 import {
@@ -84,11 +85,6 @@ for (const variant of VARIANTS) {
       await hooks?.close();
     });
 
-    const pro = async () => {
-      const account = await signUp(t);
-      await t.deps.ctx.store.users.setPlan(account.id, 'pro', Date.now());
-      return { ...account, ...(await createKey(t, account.cookie)) };
-    };
     const postBatch = (key: string, body: unknown) =>
       t.fetch('/v1/screenshots/batch', {
         method: 'POST',
@@ -148,7 +144,7 @@ for (const variant of VARIANTS) {
     }
 
     it('queues three captures: three signed screenshot events, then batch.completed', async () => {
-      const p = await pro();
+      const p = await account(t, { plan: 'pro', key: true });
       hooks.answer(200);
       const res = await postBatch(p.key, {
         requests: [capture('/?1'), capture('/?2', { async: true }), capture('/?3')],
@@ -217,7 +213,7 @@ for (const variant of VARIANTS) {
       assert.equal(await usage(p.key), 3, 'succeeded jobs keep their units');
 
       // Another account sees no such batch, exactly as for an unknown id.
-      const other = await pro();
+      const other = await account(t, { plan: 'pro', key: true });
       const foreign = await getBatch(other.key, queued.batch_id);
       assert.deepEqual([foreign.status, await foreign.json()], [404, { error: 'batch not found' }]);
       const unknown = await getBatch(p.key, `bat_${'x'.repeat(24)}`);
@@ -229,7 +225,7 @@ for (const variant of VARIANTS) {
     });
 
     it('counts a failed target as failed and gives its unit back', async () => {
-      const p = await pro();
+      const p = await account(t, { plan: 'pro', key: true });
       hooks.answer(200);
       const res = await postBatch(p.key, {
         requests: [
@@ -265,7 +261,7 @@ for (const variant of VARIANTS) {
     });
 
     it('works without a webhook: GET shows the batch until it completes', async () => {
-      const p = await pro();
+      const p = await account(t, { plan: 'pro', key: true });
       const res = await postBatch(p.key, { requests: [capture('/?quiet')] });
       assert.equal(res.status, 202, await res.clone().text());
       const { batch_id } = (await res.json()) as { batch_id: string };
@@ -274,7 +270,7 @@ for (const variant of VARIANTS) {
     });
 
     it('refuses the whole batch for one bad request, naming it; nothing is queued', async () => {
-      const p = await pro();
+      const p = await account(t, { plan: 'pro', key: true });
       const refusal = async (body: unknown) => {
         const res = await postBatch(p.key, body);
         return [res.status, (await res.json()) as Json] as const;
@@ -345,7 +341,7 @@ for (const variant of VARIANTS) {
     });
 
     it('refuses a batch the month cannot cover, holding nothing', async () => {
-      const p = await pro();
+      const p = await account(t, { plan: 'pro', key: true });
       const month = new Date().toISOString().slice(0, 7);
       for (let i = 0; i < QUOTA - 2; i++) await t.deps.ctx.store.quota.reserve(p.id, month, QUOTA);
       const res = await postBatch(p.key, {
@@ -360,7 +356,7 @@ for (const variant of VARIANTS) {
     });
 
     it('refuses a batch the open jobs cannot take whole: 429, its units given back', async () => {
-      const p = await pro();
+      const p = await account(t, { plan: 'pro', key: true });
       const tooBig = await postBatch(p.key, {
         requests: Array.from({ length: MAX_OPEN + 1 }, (_, i) => capture(`/?big${i}`)),
       });
@@ -401,7 +397,7 @@ for (const variant of VARIANTS) {
     });
 
     it('refuses Free with plan_restriction, and a body over its bound with 413', async () => {
-      const free = await createKey(t, (await signUp(t)).cookie);
+      const free = await account(t, { key: true });
       const res = await postBatch(free.key, { requests: [capture('/')] });
       assert.equal(res.status, 400);
       assert.deepEqual(await res.json(), {
@@ -410,7 +406,7 @@ for (const variant of VARIANTS) {
       });
       assert.equal(await usage(free.key), 0);
 
-      const p = await pro();
+      const p = await account(t, { plan: 'pro', key: true });
       const huge = await postBatch(p.key, {
         requests: [capture('/', { styles: 'x'.repeat(3_300 * 1024) })],
       });

@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page } from '../helpers/fixtures.ts';
 
 describe('capture API: page actions and fail_on_http_error', () => {
@@ -28,7 +29,6 @@ describe('capture API: page actions and fail_on_http_error', () => {
     await site?.close();
   });
 
-  const account = () => newApiKey(t);
   const capture = (key: string, body: Record<string, unknown>) => postCapture(t, key, body);
   const used = async (key: string) =>
     (
@@ -38,7 +38,7 @@ describe('capture API: page actions and fail_on_http_error', () => {
     ).used;
 
   it('fail_on_http_error: 502 target_error naming the status, no quota spent', async () => {
-    const key = await account();
+    const key = await newApiKey(t);
     for (const [path, status] of [
       ['/gone', 410],
       ['/broken', 503],
@@ -60,7 +60,7 @@ describe('capture API: page actions and fail_on_http_error', () => {
   });
 
   it('refuses bad actions with a 400 naming them, spending no quota', async () => {
-    const key = await account();
+    const key = await newApiKey(t);
     const url = `${site.origin}/ok`;
     for (const [body, message] of [
       [{ scroll_into_view: '#a', full_page: true }, /^scroll_into_view is for viewport captures/],
@@ -80,7 +80,7 @@ describe('capture API: page actions and fail_on_http_error', () => {
   });
 
   it('keeps the 64 KiB body limit with both injections at their largest', async () => {
-    const key = await account();
+    const key = await newApiKey(t);
     const res = await capture(key, {
       url: `${site.origin}/ok`,
       styles: `/*${'s'.repeat(32_764)}*/`,

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 describe('capture API: blocking', () => {

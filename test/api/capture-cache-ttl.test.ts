@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep } from '../helpers/fixtures.ts';
 
 describe('capture API: cache_ttl', () => {

@@ -1,7 +1,8 @@
 /** `clip` through the HTTP surface: its image size and the 400s naming what is wrong. */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page } from '../helpers/fixtures.ts';
 
 describe('capture API: clip', () => {

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page } from '../helpers/fixtures.ts';
 
 describe('capture API: request context and emulation', () => {
@@ -30,11 +31,10 @@ describe('capture API: request context and emulation', () => {
     await site?.close();
   });
 
-  const account = () => newApiKey(t);
   const capture = (key: string, body: Record<string, unknown>) => postCapture(t, key, body);
 
   it("sends an account's user agent and locale to its own captures only", async () => {
-    const [a, b] = await Promise.all([account(), account()]);
+    const [a, b] = await Promise.all([newApiKey(t), newApiKey(t)]);
     const ids = [String(++n), String(++n)];
     const [mine, theirs] = await Promise.all([
       capture(a, {
@@ -63,7 +63,7 @@ describe('capture API: request context and emulation', () => {
   });
 
   it('makes them part of the cache key', async () => {
-    const key = await account();
+    const key = await newApiKey(t);
     const url = `${site.origin}/ua?id=cache-${++n}`;
     const body = { url, user_agent: 'CacheAgent/1', locale: 'fr' };
     const first = (await (await capture(key, body)).json()) as { cached: boolean };
@@ -86,7 +86,7 @@ describe('capture API: request context and emulation', () => {
   });
 
   it('refuses a malformed value with a 400 naming the field, spending no quota', async () => {
-    const key = await account();
+    const key = await newApiKey(t);
     const url = `${site.origin}/ua?id=refused`;
     for (const [field, value, message] of [
       ['user_agent', 'Agent/1\r\nX-Injected: yes', /^user_agent may hold printable ASCII/],

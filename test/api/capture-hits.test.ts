@@ -9,7 +9,8 @@ import { hashApiKey } from '../../src/domain/api-key-format.ts';
 import type { CaptureAnswer as Capture } from '../../src/domain/captures/capture-answer.ts';
 import type { ScreenshotRecord } from '../../src/domain/store.ts';
 import { dayBounds, monthBounds } from '../../src/lib/time.ts';
-import { createKey, type DbKind, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account, type KeyedAccount } from '../helpers/accounts.ts';
+import { type DbKind, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { serviceSkip, TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/services.ts';
 
@@ -78,11 +79,6 @@ for (const variant of VARIANTS) {
       await site?.close();
     });
 
-    async function account() {
-      const u = await signUp(t);
-      const k = await createKey(t, u.cookie);
-      return { ...u, key: k.key, keyId: k.id };
-    }
     const body = (url: string) => ({ url, width: 300, height: 200 });
     const capture = (key: string, url = `${site.origin}/`) =>
       t.fetch('/v1/screenshots', {
@@ -145,7 +141,7 @@ for (const variant of VARIANTS) {
     }
 
     it('refuses a cache hit whose key was revoked after authentication, and returns its unit', async () => {
-      const u = await account();
+      const u = await account(t, { key: true });
       const first = await capture(u.key);
       assert.equal(first.status, 201, await first.text());
       const hit = await capture(u.key);
@@ -173,7 +169,7 @@ for (const variant of VARIANTS) {
     });
 
     it('refuses a miss of a key revoked after authentication before any render', async () => {
-      const u = await account();
+      const u = await account(t, { key: true });
       armed = { calls: 2, run: await revokerFor(u.keyId) };
       const refused = await capture(u.key, `${site.origin}/never`);
       assert.equal(armed, null);
@@ -186,7 +182,8 @@ for (const variant of VARIANTS) {
     it('answers concurrent hits of several accounts each from its own record', async () => {
       // Reads of one event-loop turn are batched on PostgreSQL: every answer must still be
       // the asking account's own record, and a revoked key among them refused.
-      const accounts = [await account(), await account(), await account(), await account()];
+      const accounts: KeyedAccount[] = [];
+      for (let i = 0; i < 4; i++) accounts.push(await account(t, { key: true }));
       const own = new Map<string, string>();
       for (const a of accounts) {
         const res = await capture(a.key);
@@ -220,7 +217,8 @@ for (const variant of VARIANTS) {
     });
 
     it('reads the keys and cache entries asked for in one turn together, each its own', async () => {
-      const accounts = [await account(), await account(), await account()];
+      const accounts: KeyedAccount[] = [];
+      for (let i = 0; i < 3; i++) accounts.push(await account(t, { key: true }));
       const records: ScreenshotRecord[] = [];
       for (const a of accounts) {
         const res = await capture(a.key);
@@ -265,7 +263,7 @@ for (const variant of VARIANTS) {
     });
 
     it('gives concurrent hits exactly the quota, each its own count, the days adding up', async () => {
-      const u = await account();
+      const u = await account(t, { key: true });
       const first = await capture(u.key);
       assert.equal(first.status, 201, await first.text());
       const n = QUOTA + 15;
@@ -291,7 +289,7 @@ for (const variant of VARIANTS) {
     });
 
     it('groups concurrent reservations of one account into shared writes, exactly', async () => {
-      const u = await account();
+      const u = await account(t, { key: true });
       const quota = t.deps.ctx.store.quota;
       const now = Date.now();
       const period = monthBounds(now).key;
@@ -321,7 +319,7 @@ for (const variant of VARIANTS) {
 
     if (variant.db === 'sqlite') {
       it('never runs a hot-path write inside a transaction held on the connection', async () => {
-        const u = await account();
+        const u = await account(t, { key: true });
         const store = t.deps.ctx.store;
         const now = Date.now();
         const period = monthBounds(now).key;

@@ -5,10 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
+import { newApiKey } from '../helpers/accounts.ts';
 import {
   type DbKind,
   describeEachDatabase,
-  newApiKey,
   postCapture,
   startApp,
   type TestApp,

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { encode as encodeJpeg } from 'jpeg-js';
 import { BOUNDS } from '../../src/domain/bounds.ts';
-import { createKey, postCapture, signUp, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page } from '../helpers/fixtures.ts';
 
 describe('capture API: pdf', () => {
@@ -35,10 +36,8 @@ describe('capture API: pdf', () => {
         res.writeHead(200, { 'content-type': 'image/jpeg' }).end(noise);
       },
     }));
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    pro = (await createKey(t, p.cookie)).key;
-    free = (await createKey(t, (await signUp(t)).cookie)).key;
+    pro = await newApiKey(t, { plan: 'pro' });
+    free = await newApiKey(t);
   });
   after(async () => {
     await t?.close();

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import type { IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { newApiKey, postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page } from '../helpers/fixtures.ts';
 
 describe('capture API: request options', () => {

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, postCapture, signUp, startCaptureSite, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startCaptureSite, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page } from '../helpers/fixtures.ts';
 
 describe('capture API: response_type image', () => {
@@ -19,7 +20,7 @@ describe('capture API: response_type image', () => {
   });
 
   it('answers the image bytes with the facts in headers, the same on a hit', async () => {
-    const key = (await createKey(t, (await signUp(t)).cookie)).key;
+    const key = await newApiKey(t);
     const body = { url: `${site.origin}/`, format: 'jpeg', response_type: 'image' };
     const res = await postCapture(t, key, body);
     assert.equal(res.status, 201);
@@ -43,9 +44,7 @@ describe('capture API: response_type image', () => {
   });
 
   it('gives a Pro capture its id, and refuses an unknown value', async () => {
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    const key = (await createKey(t, p.cookie)).key;
+    const key = await newApiKey(t, { plan: 'pro' });
     const res = await postCapture(t, key, { url: `${site.origin}/`, response_type: 'image' });
     assert.equal(res.status, 201);
     assert.match(res.headers.get('x-screenshot-id') ?? '', /^\d+$/);

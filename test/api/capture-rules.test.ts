@@ -1,25 +1,22 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { generateApiKey } from '../../src/domain/api-key-format.ts';
+import { account, type KeyedAccount } from '../helpers/accounts.ts';
 import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
 
 /** Rules observable without a render: authentication, validation, plan rules, rate limits. */
 describeEachDatabase('capture request rules', (db) => {
   let t: TestApp;
-  let free: { key: string; keyId: number; cookie: string; id: number };
-  let pro: { key: string; cookie: string; id: number };
+  let free: KeyedAccount;
+  let pro: KeyedAccount;
 
   before(async () => {
     t = await startApp({
       db,
       plans: { free: { rate_per_minute: 1000 }, pro: { rate_per_minute: 1000 } },
     });
-    const f = await signUp(t);
-    const fk = await createKey(t, f.cookie);
-    free = { key: fk.key, keyId: fk.id, cookie: f.cookie, id: f.id };
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    pro = { key: (await createKey(t, p.cookie)).key, cookie: p.cookie, id: p.id };
+    free = await account(t, { key: true });
+    pro = await account(t, { plan: 'pro', key: true });
   });
   after(() => t.close());
 
@@ -211,23 +208,22 @@ describeEachDatabase('per-minute rate limit', (db) => {
   });
 
   it('applies a plan change on the very next request', async () => {
-    const { cookie, id } = await signUp(t);
-    const k = await createKey(t, cookie);
+    const u = await account(t, { key: true });
     const webp = () =>
       t.fetch('/v1/screenshots', {
         method: 'POST',
         json: { url: 'http://10.0.0.1/', format: 'webp' },
-        headers: { 'x-api-key': k.key },
+        headers: { 'x-api-key': u.key },
       });
     const first = await webp();
     assert.equal(((await first.json()) as { code: string }).code, 'plan_restriction');
-    await t.deps.ctx.store.users.setPlan(id, 'pro', Date.now());
+    await t.deps.ctx.store.users.setPlan(u.id, 'pro', Date.now());
     const second = await webp();
     // Past the plan check now (the private URL is what refuses it), with Pro's rate.
     assert.equal(((await second.json()) as { code: string }).code, 'url_not_allowed');
     assert.equal(second.headers.get('x-ratelimit-limit'), '60');
     const usage = (await (
-      await t.fetch('/v1/usage', { headers: { 'x-api-key': k.key } })
+      await t.fetch('/v1/usage', { headers: { 'x-api-key': u.key } })
     ).json()) as {
       plan: string;
       limit: number;

@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RENDER_PHASES } from '../../src/domain/captures/renderer.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 describe('a capture past its deadline explains itself', () => {
@@ -22,8 +23,7 @@ describe('a capture past its deadline explains itself', () => {
       db: 'sqlite',
       env: { EGRESS_ALLOWLIST: site.hostPort, RENDER_TIMEOUT_MS: '4000' },
     });
-    const user = await signUp(t);
-    key = (await createKey(t, user.cookie)).key;
+    key = await newApiKey(t);
   });
   after(async () => {
     await t?.close();

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
-import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { describeEachDatabase, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 describeEachDatabase('capture warnings and fail_on', (db) => {
@@ -25,8 +26,7 @@ describeEachDatabase('capture warnings and fail_on', (db) => {
       env: { EGRESS_ALLOWLIST: site.hostPort },
       plans: { free: { rate_per_minute: 1000 } },
     });
-    const user = await signUp(t);
-    key = (await createKey(t, user.cookie)).key;
+    key = await newApiKey(t);
   });
   after(async () => {
     await t?.close();

@@ -4,11 +4,11 @@ import type { CaptureAnswer as Capture } from '../../src/domain/captures/capture
 import { captureScreenshot } from '../../src/domain/captures/capture-screenshot.ts';
 import { isAppError } from '../../src/domain/errors.ts';
 import { authenticateKey } from '../../src/domain/keys/authenticate-key.ts';
+import { account } from '../helpers/accounts.ts';
 import {
   createKey,
   describeEachDatabase,
   freePort,
-  signUp,
   startApp,
   type TestApp,
 } from '../helpers/app.ts';
@@ -63,12 +63,6 @@ describeEachDatabase('capture API', (db) => {
     await site.close();
   });
 
-  async function account(plan: 'free' | 'pro') {
-    const u = await signUp(t);
-    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(u.id, 'pro', Date.now());
-    const k = await createKey(t, u.cookie);
-    return { ...u, key: k.key, keyId: k.id };
-  }
   const capture = (key: string, json: Record<string, unknown>) =>
     t.fetch('/v1/screenshots', { method: 'POST', json, headers: { 'x-api-key': key } });
   const usage = async (key: string) =>
@@ -86,7 +80,7 @@ describeEachDatabase('capture API', (db) => {
   };
 
   it('captures on Free: 201 body, headers, hosted image with exact size, no id', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const started = Date.now();
     const res = await capture(u.key, { url: `${site.origin}/`, width: 800, height: 600 });
     assert.equal(res.status, 201, await res.clone().text());
@@ -123,7 +117,7 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('caps width and height at the plan maximum', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const res = await capture(u.key, {
       url: `${site.origin}/a`,
       width: 5000,
@@ -138,7 +132,7 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('caches per option and counts hits and misses on the quota', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const base = { url: `${site.origin}/b`, width: 400, height: 300 };
     const first = (await (await capture(u.key, base)).json()) as Capture;
     const hitRes = await capture(u.key, base);
@@ -164,14 +158,14 @@ describeEachDatabase('capture API', (db) => {
     }
     assert.equal((await usage(u.key)).used, 8);
     // Another account never gets this account's cached image.
-    const other = await account('free');
+    const other = await account(t, { key: true });
     const theirs = (await (await capture(other.key, base)).json()) as Capture;
     assert.equal(theirs.cached, false);
     assert.notEqual(theirs.image_url, first.image_url);
   });
 
   it('a plan change is not answered from the cache of the other plan', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const opts = { url: `${site.origin}/a`, width: 320, height: 200 };
     const free = (await (await capture(u.key, opts)).json()) as Capture;
     assert.equal(free.id, undefined);
@@ -188,7 +182,7 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('Pro: webp at scale 2, fresh bypasses the cache, id present, 30-day retention', async () => {
-    const u = await account('pro');
+    const u = await account(t, { plan: 'pro', key: true });
     const opts = {
       url: `${site.origin}/`,
       width: 300,
@@ -218,14 +212,14 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('reports the target status of an error page and still renders it', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const res = await capture(u.key, { url: `${site.origin}/missing`, width: 320, height: 240 });
     assert.equal(res.status, 201);
     assert.equal(res.headers.get('x-target-status'), '404');
   });
 
   it('gives exactly Q 201s of Q + 10 simultaneous captures and used == Q', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const q = 100;
     const already = 95;
     // Use up most of the month through the same atomic path.
@@ -268,7 +262,7 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('gives the quota unit back when the render fails', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const res = await capture(u.key, {
       url: `http://127.0.0.1:${closedPort}/`,
       width: 200,
@@ -287,7 +281,7 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('ends an in-flight capture with 401 when its key is revoked, spending no quota', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const pending = capture(u.key, { url: `${site.origin}/slow`, width: 200, height: 200 });
     while (!site.hits.get('/slow')) await sleep(25);
     const revokedAt = Date.now();
@@ -305,7 +299,7 @@ describeEachDatabase('capture API', (db) => {
   // A key revoked in the store only: no event reaches the bus, as when the revocation
   // landed between authentication and the capture's subscription, or its event was lost.
   it('refuses a joined capture whose key was revoked after authentication', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const k2 = await createKey(t, u.cookie);
     const opts = { url: `${site.origin}/joined`, width: 210, height: 210 };
     const leader = capture(k2.key, opts);
@@ -323,7 +317,7 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('refuses a cache hit whose key was revoked after authentication', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const opts = { url: `${site.origin}/a`, width: 220, height: 220 };
     assert.equal((await capture(u.key, opts)).status, 201);
     const { user } = await authenticateKey(t.deps.ctx, { key: u.key });
@@ -341,7 +335,7 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('lists Pro records newest first with cursor pagination; Free lists nothing', async () => {
-    const u = await account('pro');
+    const u = await account(t, { plan: 'pro', key: true });
     const ids: number[] = [];
     for (const w of [210, 220, 230, 240, 250]) {
       const body = (await (
@@ -388,7 +382,7 @@ describeEachDatabase('capture API', (db) => {
     });
     assert.equal(badCursor.status, 400);
 
-    const f = await account('free');
+    const f = await account(t, { key: true });
     await capture(f.key, { url: `${site.origin}/a`, width: 260, height: 100 });
     const freeList = (await (
       await t.fetch('/v1/screenshots', { headers: { 'x-api-key': f.key } })
@@ -401,10 +395,10 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('deletes a record: image 404s, the cache misses, other accounts get 404', async () => {
-    const u = await account('pro');
+    const u = await account(t, { plan: 'pro', key: true });
     const opts = { url: `${site.origin}/b`, width: 333, height: 111 };
     const body = (await (await capture(u.key, opts)).json()) as Capture;
-    const other = await account('pro');
+    const other = await account(t, { plan: 'pro', key: true });
     const theirs = await t.fetch(`/v1/screenshots/${body.id}`, {
       method: 'DELETE',
       headers: { 'x-api-key': other.key },
@@ -431,7 +425,7 @@ describeEachDatabase('capture API', (db) => {
   });
 
   it('sweeps expired records and images, and nothing else', async () => {
-    const u = await account('free');
+    const u = await account(t, { key: true });
     const body = (await (
       await capture(u.key, { url: `${site.origin}/a`, width: 150, height: 150 })
     ).json()) as Capture;

@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
-import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { describeEachDatabase, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 const ARTICLE = page(
@@ -37,9 +38,7 @@ describeEachDatabase("the page's content with its image", (db) => {
       env: { EGRESS_ALLOWLIST: site.hostPort },
       plans: { pro: { rate_per_minute: 1000 } },
     });
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    pro = (await createKey(t, p.cookie)).key;
+    pro = await newApiKey(t, { plan: 'pro' });
   });
   after(async () => {
     await t?.close();

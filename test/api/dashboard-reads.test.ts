@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { BOUNDS } from '../../src/domain/bounds.ts';
-import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account } from '../helpers/accounts.ts';
+import { describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
 
 type Json = Record<string, unknown>;
 const LIMIT = BOUNDS.rates.otherEndpointsPerMinute;
@@ -73,9 +74,8 @@ describeEachDatabase('dashboard reads are limited per account', (db) => {
   const read = (cookie: string, p: string) => t.fetch(p, { cookie });
 
   it("past the window every session read is 429 with Retry-After; others' reads go on", async () => {
-    const a = await signUp(t);
+    const a = await account(t, { key: true });
     const other = await signUp(t);
-    const { key } = await createKey(t, a.cookie);
     // Each read once: it counts, and says so.
     for (const { path: p } of SESSION_READS) {
       const res = await read(a.cookie, p);
@@ -106,14 +106,13 @@ describeEachDatabase('dashboard reads are limited per account', (db) => {
     }
     // Another account's dashboard, and this account's own keys, have windows of their own.
     assert.equal((await read(other.cookie, '/v1/auth/me')).status, 200);
-    const byKey = await t.fetch('/v1/usage', { headers: { 'x-api-key': key } });
+    const byKey = await t.fetch('/v1/usage', { headers: { 'x-api-key': a.key } });
     assert.equal(byKey.status, 200, await byKey.clone().text());
   });
 
   it("a program spending its keys' reads does not lock the dashboard out", async () => {
-    const a = await signUp(t);
-    const { key } = await createKey(t, a.cookie);
-    const byKey = () => t.fetch('/v1/usage', { headers: { 'x-api-key': key } });
+    const a = await account(t, { key: true });
+    const byKey = () => t.fetch('/v1/usage', { headers: { 'x-api-key': a.key } });
     await burst(LIMIT, byKey, 200);
     assert.equal((await byKey()).status, 429, "the keys' window is spent");
     const keys = await read(a.cookie, '/v1/keys');

@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { DnsAnswer, Resolver } from '../../src/adapters/egress/resolver.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 /** An address the test pretends is one of the machine's own interfaces. Never connected to. */
@@ -46,8 +47,8 @@ describe('DNS lookups, refusals and the host’s own addresses', () => {
       resolver,
       interfaceAddresses: () => ['127.0.0.1', '::1', OWN_ADDRESS],
     });
-    keyA = (await createKey(t, (await signUp(t)).cookie)).key;
-    keyB = (await createKey(t, (await signUp(t)).cookie)).key;
+    keyA = await newApiKey(t);
+    keyB = await newApiKey(t);
   });
   after(async () => {
     await t?.close();

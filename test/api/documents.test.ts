@@ -10,7 +10,8 @@ import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { PNG } from 'pngjs';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import {
   assertNear,
   type FixtureSite,
@@ -69,11 +70,8 @@ describe('HTML and Markdown captures', () => {
         },
       },
     });
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    pro = (await createKey(t, p.cookie)).key;
-    const f = await signUp(t);
-    free = (await createKey(t, f.cookie)).key;
+    pro = await newApiKey(t, { plan: 'pro' });
+    free = await newApiKey(t);
   });
   after(async () => {
     await t?.close();

@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 
 const RENDER_TIMEOUT_MS = 20_000;
@@ -45,16 +46,12 @@ describe('fair share of the render pool', () => {
     await site?.close();
   });
 
-  async function freeAccount(): Promise<string> {
-    const user = await signUp(t);
-    return (await createKey(t, user.cookie)).key;
-  }
   const capture = (key: string, url: string) =>
     t.fetch('/v1/screenshots', { method: 'POST', json: { url }, headers: { 'x-api-key': key } });
 
   it("one account's never-ending captures do not hold back another account's capture", async () => {
-    const hog = await freeAccount();
-    const other = await freeAccount();
+    const hog = await newApiKey(t);
+    const other = await newApiKey(t);
     const hogCaptures = [1, 2, 3, 4, 5].map((i) =>
       capture(hog, `${site.origin}/never?i=${i}`).then(async (res) => ({
         status: res.status,

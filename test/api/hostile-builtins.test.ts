@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, type TestApp } from '../helpers/app.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { type NodeProcess, startNode } from '../helpers/node-process.ts';
 
@@ -121,9 +121,7 @@ describe('pages that replace built-ins', () => {
       PLANS_FILE: plans,
       RENDER_TIMEOUT_MS: '30000',
     });
-    // signUp and createKey need only `fetch`, which a node process has too.
-    const t = node as unknown as TestApp;
-    key = (await createKey(t, (await signUp(t)).cookie)).key;
+    ({ key } = await nodeAccount(node, { key: true }));
     // Warm: the browser, the page pool and every kind of capture below, so that the peak
     // memory measured afterwards is the service's ordinary one.
     for (const body of [{}, { full_page: true }, { selector: 'h1' }, { metadata: true }]) {

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { processTree } from '../../src/adapters/browser/process/proc.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 const RENDER_TIMEOUT_MS = 30_000;
@@ -89,8 +90,7 @@ describe('hostile pages', () => {
       },
       plans: { free: { rate_per_minute: 1000 } },
     });
-    const u = await signUp(t);
-    key = (await createKey(t, u.cookie)).key;
+    key = await newApiKey(t);
     // Browser started and pages prepared before the first timed test (a cold start on a busy
     // machine may miss one deadline).
     for (let attempt = 0; ; attempt++) {

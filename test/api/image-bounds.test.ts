@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CaptureAnswer as Capture } from '../../src/domain/captures/capture-answer.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
 
 const MAX_PIXELS = 64_000_000;
@@ -61,11 +62,8 @@ describe('image bounds', () => {
       },
       plans: { free: { rate_per_minute: 1000 }, pro: { rate_per_minute: 1000 } },
     });
-    const f = await signUp(t);
-    free = (await createKey(t, f.cookie)).key;
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    pro = (await createKey(t, p.cookie)).key;
+    free = await newApiKey(t);
+    pro = await newApiKey(t, { plan: 'pro' });
   });
   after(async () => {
     await t?.close();

@@ -13,7 +13,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { dayBounds, MINUTE_MS, monthBounds } from '../../src/lib/time.ts';
-import { createKey, type DbKind, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account } from '../helpers/accounts.ts';
+import { type DbKind, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { type S3Process, startS3Process } from '../helpers/s3rver-process.ts';
 import { serviceSkip, TEST_REDIS_URL } from '../helpers/services.ts';
@@ -120,11 +121,6 @@ for (const { name, db, redis } of VARIANTS)
       await hooks?.close();
     });
 
-    const account = async (plan: 'pro' | 'free' = 'pro') => {
-      const a = await signUp(t);
-      if (plan === 'pro') await t.deps.ctx.store.users.setPlan(a.id, 'pro', clock());
-      return { ...a, ...(await createKey(t, a.cookie)) };
-    };
     const api = (key: string, path: string, init: { method?: string; json?: unknown } = {}) =>
       t.fetch(path, { ...init, headers: { 'x-api-key': key } });
     const create = async (key: string, body: Json) => {
@@ -181,7 +177,7 @@ for (const { name, db, redis } of VARIANTS)
       };
       assert.deepEqual(limits('free'), [0, 15]);
       assert.deepEqual(limits('pro'), [3, 15], 'GET /v1/plans lists the plan data');
-      const free = await account('free');
+      const free = await account(t, { key: true });
       const res = await api(free.key, '/v1/monitors', {
         method: 'POST',
         json: { url: `${site.origin}/static`, every: '1h' },
@@ -196,7 +192,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('creates a monitor, refusing bad fields by name', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, {
         name: 'home',
         url: `${site.origin}/static`,
@@ -246,9 +242,7 @@ for (const { name, db, redis } of VARIANTS)
       );
       const strict = await startApp({ db, plans: { pro: { min_monitor_interval: 60 } } });
       try {
-        const a = await signUp(strict);
-        await strict.deps.ctx.store.users.setPlan(a.id, 'pro', Date.now());
-        const k = await createKey(strict, a.cookie);
+        const k = await account(strict, { plan: 'pro', key: true });
         const res = await strict.fetch('/v1/monitors', {
           method: 'POST',
           headers: { 'x-api-key': k.key },
@@ -266,7 +260,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('runs: unchanged, then a recoloured area changed, with a diff and a signed event', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       colour = 'rgb(0, 0, 255)';
       const m = await create(p.key, {
         url: `${site.origin}/box`,
@@ -336,7 +330,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('ignore_selectors hides a changing element: unchanged', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, {
         url: `${site.origin}/clock`,
         options,
@@ -355,8 +349,8 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('pauses, resumes, deletes; another account sees 404', async () => {
-      const p = await account();
-      const other = await account();
+      const p = await account(t, { plan: 'pro', key: true });
+      const other = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, { url: `${site.origin}/static`, every: '15m' });
       const id = String(m.id);
       for (const [method, path] of [
@@ -392,7 +386,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it("deleting it deletes its images at once: each run's, the diff, the baseline", async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       colour = 'rgb(0, 0, 255)';
       const m = await create(p.key, { url: `${site.origin}/box`, options, every: '1h' });
       const id = String(m.id);
@@ -436,7 +430,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('a file that cannot be deleted is logged, 404 anyway, and the orphan sweep takes it', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
       const run = await runNow(p.key, String(m.id));
       assert.equal(run.status, 'succeeded', JSON.stringify(run));
@@ -467,7 +461,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('a run whose monitor is deleted while it renders leaves no image behind', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, { url: `${site.origin}/slow`, options, every: '1h' });
       slowAsked = Promise.withResolvers<void>();
       slowGate = Promise.withResolvers<void>();
@@ -508,7 +502,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('answers an html monitor with its size and digest, never its document', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const doc = `<body style="margin:0;background:#036"><h1 style="color:#fff">prix: 5 €</h1>${'<!-- pad -->'.repeat(2_000)}</body>`;
       const digest = {
         html_bytes: Buffer.byteLength(doc),
@@ -555,7 +549,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('monitor.failed after 3 failed runs in a row, then not again that day', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, {
         url: `${site.origin}/broken`,
         options: { ...options, fail_on_http_error: true },
@@ -587,7 +581,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('keeps credentials for the target encrypted, and sends them', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, {
         url: `${site.origin}/token`,
         options: { ...options, headers: { 'X-Token': 'hunter2-monitor' } },
@@ -606,7 +600,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('an account that left Pro has its monitors paused, charged nothing', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
       await t.deps.ctx.store.users.setPlan(p.id, 'free', clock());
       const run = await runNow(p.key, String(m.id));
@@ -618,7 +612,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('a spent month pauses the monitor (paused_quota), charging nothing', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
       const now = clock();
       for (let i = 0; i < QUOTA; i++) {
@@ -650,7 +644,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it("runs on the job queue, apart from the account's max_queued_jobs", async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
       const run = await runNow(p.key, String(m.id));
       assert.equal(run.status, 'succeeded', JSON.stringify(run));
@@ -691,7 +685,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('a run whose monitor is deleted while it waits renders nothing, its unit back', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, { url: `${site.origin}/token`, options, every: '1h' });
       // Held in the queue: a synchronous render in flight makes queued work wait its turn
       // (BOUNDS.jobs.foregroundQuietMs), long enough to delete the monitor meanwhile.
@@ -724,7 +718,7 @@ for (const { name, db, redis } of VARIANTS)
     });
 
     it('runs each due slot once, and a long gap once', async () => {
-      const p = await account();
+      const p = await account(t, { plan: 'pro', key: true });
       const m = await create(p.key, { url: `${site.origin}/static`, options, every: '15m' });
       const id = String(m.id);
       const due = Date.parse(String(m.next_run_at));
@@ -789,9 +783,7 @@ describe('monitors on S3: deleting one deletes its objects', () => {
 
   it("each run's image, the diff and the baseline: 404 at once, then gone from the bucket", async () => {
     assert.equal(t.deps.storage.kind, 's3');
-    const a = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(a.id, 'pro', Date.now());
-    const { key } = await createKey(t, a.cookie);
+    const { key } = await account(t, { plan: 'pro', key: true });
     const api = (path: string, init: { method?: string; json?: unknown } = {}) =>
       t.fetch(path, { ...init, headers: { 'x-api-key': key } });
     const created = await api('/v1/monitors', {

@@ -10,7 +10,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 /** A console message of 40 Mi characters, logged as soon as the page runs. */
@@ -46,7 +47,6 @@ describe('a protocol event over the bound', () => {
     await site?.close();
   });
 
-  const newKey = async () => (await createKey(t, (await signUp(t)).cookie)).key;
   const capture = (key: string, path: string) =>
     t.fetch('/v1/screenshots', {
       method: 'POST',
@@ -61,7 +61,7 @@ describe('a protocol event over the bound', () => {
     ).used;
 
   it('is skipped: two tenants in flight and the sender all get 201, the browser stays', async () => {
-    const [first, second, hostile] = [await newKey(), await newKey(), await newKey()];
+    const [first, second, hostile] = [await newApiKey(t), await newApiKey(t), await newApiKey(t)];
     let healthFailures = 0;
     let probing = true;
     const probes = (async () => {

@@ -9,7 +9,8 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { type QueryPair, signedQueryString } from '../../src/lib/signed-query.ts';
-import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account } from '../helpers/accounts.ts';
+import { createKey, describeEachDatabase, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { serviceSkip, TEST_REDIS_URL } from '../helpers/services.ts';
 
@@ -31,19 +32,14 @@ describeEachDatabase('signed render links', (db) => {
     await site?.close();
   });
 
-  const account = async () => {
-    const { cookie } = await signUp(t);
-    const key = await createKey(t, cookie);
-    return { cookie, ...key };
-  };
   const link = (
-    key: { id: number; signing_secret: string },
+    key: { keyId: number; signingSecret: string },
     options: QueryPair[],
     expires = nowSeconds() + 3600,
   ) =>
-    `/v1/render?${signedQueryString(key.signing_secret, [
+    `/v1/render?${signedQueryString(key.signingSecret, [
       ...options,
-      ['key_id', String(key.id)],
+      ['key_id', String(key.keyId)],
       ['expires', String(expires)],
     ])}`;
   const get = (path: string, init: RequestInit = {}) =>
@@ -60,7 +56,7 @@ describeEachDatabase('signed render links', (db) => {
   ];
 
   it('a good link captures, counts, and redirects to the image with a bounded cache', async () => {
-    const a = await account();
+    const a = await account(t, { key: true });
     const expires = nowSeconds() + 3600;
     const path = link(a, [['url', `${site.origin}/`], ...small], expires);
     const res = await get(path);
@@ -87,7 +83,7 @@ describeEachDatabase('signed render links', (db) => {
   });
 
   it('takes options with the body names: lists repeated, booleans and numbers as text', async () => {
-    const a = await account();
+    const a = await account(t, { key: true });
     const res = await get(
       link(a, [
         ['url', `${site.origin}/other`],
@@ -106,7 +102,7 @@ describeEachDatabase('signed render links', (db) => {
   });
 
   it('refuses a changed, expired, unsigned or unknown-key link with the same bare 401', async () => {
-    const a = await account();
+    const a = await account(t, { key: true });
     const hitsBefore = site.hits.get('/') ?? 0;
     const good = link(a, [['url', `${site.origin}/`], ...small]);
     const cases = {
@@ -118,10 +114,10 @@ describeEachDatabase('signed render links', (db) => {
         /signature=([0-9a-f]+)$/,
         (_m, s: string) => `signature=${s.toUpperCase()}`,
       ),
-      'unknown key': link({ id: 999_999, signing_secret: a.signing_secret }, [
+      'unknown key': link({ keyId: 999_999, signingSecret: a.signingSecret }, [
         ['url', `${site.origin}/`],
       ]),
-      'no key id': `/v1/render?${signedQueryString(a.signing_secret, [
+      'no key id': `/v1/render?${signedQueryString(a.signingSecret, [
         ['url', `${site.origin}/`],
         ['expires', String(nowSeconds() + 60)],
       ])}`,
@@ -136,7 +132,7 @@ describeEachDatabase('signed render links', (db) => {
   });
 
   it('says what is wrong with expires, and refuses fields a link cannot carry', async () => {
-    const a = await account();
+    const a = await account(t, { key: true });
     const url: QueryPair = ['url', `${site.origin}/`];
     const tooFar = await get(link(a, [url], nowSeconds() + 7 * 86_400 + 120));
     assert.equal(tooFar.status, 400);
@@ -144,13 +140,13 @@ describeEachDatabase('signed render links', (db) => {
       ((await tooFar.json()) as { error: string }).error,
       /^expires must be at most 604800 seconds/,
     );
-    const missing = await get(`/v1/render?url=x&key_id=${a.id}&signature=${'0'.repeat(64)}`);
+    const missing = await get(`/v1/render?url=x&key_id=${a.keyId}&signature=${'0'.repeat(64)}`);
     assert.equal(missing.status, 400);
     assert.equal(
       ((await missing.json()) as { error: string }).error,
       'expires is required (Unix seconds)',
     );
-    const notNumber = await get(`/v1/render?key_id=${a.id}&expires=soon`);
+    const notNumber = await get(`/v1/render?key_id=${a.keyId}&expires=soon`);
     assert.equal(
       ((await notNumber.json()) as { error: string }).error,
       'expires must be a whole number of Unix seconds',
@@ -177,7 +173,7 @@ describeEachDatabase('signed render links', (db) => {
         assert.equal(body.code, expected);
       else assert.equal(body.error, expected);
     }
-    const badEscape = await get(`/v1/render?url=%E0%A4&key_id=${a.id}`);
+    const badEscape = await get(`/v1/render?url=%E0%A4&key_id=${a.keyId}`);
     assert.equal(badEscape.status, 400);
     const many = await get(
       `/v1/render?${Array.from({ length: 101 }, (_, i) => `p${i}=1`).join('&')}`,
@@ -190,31 +186,31 @@ describeEachDatabase('signed render links', (db) => {
   });
 
   it('a revoked key, and a replaced secret, end the links signed before', async () => {
-    const a = await account();
+    const a = await account(t, { key: true });
     const url: QueryPair = ['url', `${site.origin}/`];
     const before = link(a, [url, ...small]);
     assert.equal((await get(before)).status, 302);
-    const replaced = await t.fetch(`/v1/keys/${a.id}/signing-secret`, {
+    const replaced = await t.fetch(`/v1/keys/${a.keyId}/signing-secret`, {
       method: 'POST',
       cookie: a.cookie,
     });
     assert.equal(replaced.status, 200);
     assert.equal(replaced.headers.get('cache-control'), 'no-store');
     const body = (await replaced.json()) as { id: number; signing_secret: string };
-    assert.equal(body.id, a.id);
+    assert.equal(body.id, a.keyId);
     assert.match(body.signing_secret, /^sig_live_[0-9A-Za-z]{43}$/);
-    assert.notEqual(body.signing_secret, a.signing_secret);
+    assert.notEqual(body.signing_secret, a.signingSecret);
     assert.equal((await get(before)).status, 401, 'the old secret is refused');
-    const renewed = link({ id: a.id, signing_secret: body.signing_secret }, [url, ...small]);
+    const renewed = link({ keyId: a.keyId, signingSecret: body.signing_secret }, [url, ...small]);
     assert.equal((await get(renewed)).status, 302);
     // The API key itself is unchanged by a new signing secret (the second link was a hit).
     assert.equal(await used(a.key), 1);
     assert.equal(
-      (await t.fetch(`/v1/keys/${a.id}`, { method: 'DELETE', cookie: a.cookie })).status,
+      (await t.fetch(`/v1/keys/${a.keyId}`, { method: 'DELETE', cookie: a.cookie })).status,
       200,
     );
     assert.equal((await get(renewed)).status, 401, 'a revoked key signs nothing');
-    const gone = await t.fetch(`/v1/keys/${a.id}/signing-secret`, {
+    const gone = await t.fetch(`/v1/keys/${a.keyId}/signing-secret`, {
       method: 'POST',
       cookie: a.cookie,
     });
@@ -222,17 +218,17 @@ describeEachDatabase('signed render links', (db) => {
   });
 
   it("keeps accounts apart: another account's key id or secret signs nothing", async () => {
-    const a = await account();
-    const b = await account();
+    const a = await account(t, { key: true });
+    const b = await account(t, { key: true });
     const url: QueryPair = ['url', `${site.origin}/`];
     // B's key id with A's secret (A guessing B's ids), and A's key id with B's secret.
     const crossed = [
-      link({ id: b.id, signing_secret: a.signing_secret }, [url]),
-      link({ id: a.id, signing_secret: b.signing_secret }, [url]),
+      link({ keyId: b.keyId, signingSecret: a.signingSecret }, [url]),
+      link({ keyId: a.keyId, signingSecret: b.signingSecret }, [url]),
     ];
     for (const path of crossed) assert.equal((await get(path)).status, 401);
     // Only the owner replaces a key's secret; for anyone else the key does not exist.
-    const foreign = await t.fetch(`/v1/keys/${a.id}/signing-secret`, {
+    const foreign = await t.fetch(`/v1/keys/${a.keyId}/signing-secret`, {
       method: 'POST',
       cookie: b.cookie,
     });
@@ -295,17 +291,12 @@ for (const variant of COST_VARIANTS) {
       await site?.close();
     });
 
-    const account = async (plan: 'free' | 'pro' = 'free') => {
-      const u = await signUp(t);
-      if (plan === 'pro') await t.deps.ctx.store.users.setPlan(u.id, 'pro', Date.now());
-      return { ...u, ...(await createKey(t, u.cookie)) };
-    };
-    const linkFor = (key: { id: number; signing_secret: string }, path = '/') =>
-      `/v1/render?${signedQueryString(key.signing_secret, [
+    const linkFor = (key: { keyId: number; signingSecret: string }, path = '/') =>
+      `/v1/render?${signedQueryString(key.signingSecret, [
         ['url', `${site.origin}${path}`],
         ['width', '320'],
         ['height', '200'],
-        ['key_id', String(key.id)],
+        ['key_id', String(key.keyId)],
         ['expires', String(nowSeconds() + 3600)],
       ])}`;
     const get = (path: string) => fetch(`${t.url}${path}`, { redirect: 'manual' });
@@ -322,7 +313,7 @@ for (const variant of COST_VARIANTS) {
       });
 
     it('a link replayed 100 times renders once and costs one unit; the owner still captures', async () => {
-      const a = await account('pro');
+      const a = await account(t, { plan: 'pro', key: true });
       const path = linkFor(a, '/slow?replayed');
       const before = site.hits.get('/slow') ?? 0;
       // Ten at once on a cold cache: one renders, the others join it.
@@ -345,7 +336,7 @@ for (const variant of COST_VARIANTS) {
     });
 
     it('the 61st link request of a key in a minute is 429; the owner, and its other keys, go on', async () => {
-      const a = await account();
+      const a = await account(t, { key: true });
       const path = linkFor(a);
       const statuses: number[] = [];
       for (let i = 0; i < 60; i++) statuses.push((await get(path)).status);
@@ -367,13 +358,13 @@ for (const variant of COST_VARIANTS) {
       assert.equal(await used(a.key), 2, "one link render and the owner's capture");
       // The window is the key's: another key of the account signs links that still work.
       const other = await createKey(t, a.cookie, 'second');
-      const again = await get(linkFor(other));
+      const again = await get(linkFor({ keyId: other.id, signingSecret: other.signing_secret }));
       assert.equal(again.status, 302);
       assert.equal(again.headers.get('x-cache'), 'HIT', "the account's cache, free");
     });
 
     it('a render costs a unit and a hit none: at the end of the quota, hits still pass', async () => {
-      const a = await account(); // 2 units a month here
+      const a = await account(t, { key: true }); // 2 units a month here
       const one = linkFor(a, '/?one');
       const two = linkFor(a, '/?two');
       assert.equal((await get(one)).headers.get('x-cache'), 'MISS');
@@ -396,7 +387,7 @@ for (const variant of COST_VARIANTS) {
     });
 
     it('a link whose cache entry expired renders again and costs a unit', async () => {
-      const a = await account('pro');
+      const a = await account(t, { plan: 'pro', key: true });
       const path = linkFor(a, '/?expiring');
       assert.equal((await get(path)).headers.get('x-cache'), 'MISS');
       assert.equal((await get(path)).headers.get('x-cache'), 'HIT');
@@ -411,7 +402,7 @@ for (const variant of COST_VARIANTS) {
     });
 
     it('quota stays exact: with 2 units left, 6 different links at once render exactly 2', async () => {
-      const a = await account(); // 2 units a month here
+      const a = await account(t, { key: true }); // 2 units a month here
       const answers = await Promise.all(
         Array.from({ length: 6 }, (_, i) => get(linkFor(a, `/?burst=${i}`))),
       );

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { PNG } from 'pngjs';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
-import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { describeEachDatabase, startApp, type TestApp } from '../helpers/app.ts';
 import {
   assertNear,
   type FixtureSite,
@@ -51,11 +52,8 @@ describeEachDatabase('resized images', (db) => {
       env: { EGRESS_ALLOWLIST: site.hostPort, RENDER_CONCURRENCY: '2' },
       plans: { free: { rate_per_minute: 1000 }, pro: { rate_per_minute: 1000 } },
     });
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    pro = (await createKey(t, p.cookie)).key;
-    const f = await signUp(t);
-    free = (await createKey(t, f.cookie)).key;
+    pro = await newApiKey(t, { plan: 'pro' });
+    free = await newApiKey(t);
   });
   after(async () => {
     await t?.close();

@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateApiKey } from '../../src/domain/api-key-format.ts';
+import { account } from '../helpers/accounts.ts';
 import { createKey, describeEachDatabase, signUp, startApp, type TestApp } from '../helpers/app.ts';
 
 type Scheme = 'apiKey' | 'session';
@@ -155,8 +156,7 @@ describeEachDatabase('route authentication', (db) => {
 
   before(async () => {
     t = await startApp({ db });
-    ({ cookie } = await signUp(t));
-    ({ key } = await createKey(t, cookie));
+    ({ cookie, key } = await account(t, { key: true }));
     const revoked = await createKey(t, cookie);
     assert.equal(
       (await t.fetch('/v1/usage', { headers: { 'x-api-key': revoked.key } })).status,

@@ -14,7 +14,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import { createKey, postCapture, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { serviceSkip, TEST_REDIS_URL } from '../helpers/services.ts';
 import { waitForJob } from '../helpers/webhooks.ts';
@@ -116,8 +117,7 @@ for (const variant of VARIANTS) {
     };
 
     it('a sync capture keys its cache by an HMAC: hits for the same request, misses for another password', async () => {
-      const { cookie } = await signUp(t);
-      const { key } = await createKey(t, cookie);
+      const key = await newApiKey(t);
       const first = await postCapture(t, key, { url: `${site.origin}/`, ...credentials() });
       assert.equal(first.status, 201, await first.clone().text());
       assert.equal(((await first.json()) as { cached: boolean }).cached, false);
@@ -133,9 +133,7 @@ for (const variant of VARIANTS) {
     });
 
     it('an async job keeps its credentials encrypted while it waits, and renders with them', async () => {
-      const account = await signUp(t);
-      await t.deps.ctx.store.users.setPlan(account.id, 'pro', Date.now());
-      const { key } = await createKey(t, account.cookie);
+      const key = await newApiKey(t, { plan: 'pro' });
       const queued = await postCapture(t, key, {
         url: `${site.origin}/held`,
         async: true,

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 /** Reloads itself shortly after every load, forever. */
@@ -29,8 +30,7 @@ describe('a page that navigates during its capture', () => {
       env: { EGRESS_ALLOWLIST: site.hostPort, RENDER_TIMEOUT_MS: '8000' },
       plans: { free: { rate_per_minute: 1000, monthly_quota: 1000 } },
     });
-    const user = await signUp(t);
-    key = (await createKey(t, user.cookie)).key;
+    key = await newApiKey(t);
   });
   after(async () => {
     await t?.close();

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createKey, freePort, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { freePort, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 
 /**
@@ -60,8 +61,7 @@ describe('SSRF: a hostile page cannot reach a non-allowlisted address', () => {
       env: { EGRESS_ALLOWLIST: site.hostPort },
       plans: { free: { rate_per_minute: 1000 } },
     });
-    const u = await signUp(t);
-    key = (await createKey(t, u.cookie)).key;
+    key = await newApiKey(t);
   });
   after(async () => {
     await t.close();
@@ -108,8 +108,7 @@ describe('SSRF: a hostile page cannot reach a non-allowlisted address', () => {
       env: { PORT: String(port), EGRESS_ALLOWLIST: `127.0.0.1:${port},localhost:${port}` },
     });
     try {
-      const u = await signUp(t2);
-      const k = (await createKey(t2, u.cookie)).key;
+      const k = await newApiKey(t2);
       const res = await t2.fetch('/v1/screenshots', {
         method: 'POST',
         json: { url: `${t2.url}/healthz` },

@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import {
   assertNear,
   type FixtureSite,
@@ -123,9 +124,7 @@ describe('tall pages', () => {
       },
       plans: { pro: { rate_per_minute: 1000 } },
     });
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    pro = (await createKey(t, p.cookie)).key;
+    pro = await newApiKey(t, { plan: 'pro' });
   });
   after(async () => {
     await t?.close();

@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { PNG } from 'pngjs';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 /** Red for the first 2,000 px, then green for 4,000 px. */
@@ -27,8 +28,7 @@ describe('a viewport cut to the pixel bound', () => {
       env: { EGRESS_ALLOWLIST: site.hostPort, MAX_IMAGE_PIXELS: '1000000' },
       plans: { free: { rate_per_minute: 1000 } },
     });
-    const u = await signUp(t);
-    key = (await createKey(t, u.cookie)).key;
+    key = await newApiKey(t);
   });
   after(async () => {
     await t?.close();

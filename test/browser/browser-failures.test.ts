@@ -10,7 +10,8 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { browserPid, chromiumFailingUntil } from './helpers.ts';
@@ -55,9 +56,9 @@ describe('browser failures over HTTP', () => {
   });
 
   let captures = 0;
-  async function account(t: TestApp) {
-    const user = await signUp(t);
-    const { key } = await createKey(t, user.cookie);
+  /** A new account's key (accounts.ts), as the two calls the tests make with it. */
+  async function newCaller(t: TestApp) {
+    const key = await newApiKey(t);
     const capture = (path: string) =>
       t.fetch('/v1/screenshots', {
         method: 'POST',
@@ -108,7 +109,7 @@ describe('browser failures over HTTP', () => {
     });
 
     it('SIGKILL mid-capture: that capture is 503 with Retry-After, no quota; the next succeeds', async () => {
-      const { capture, used } = await account(t);
+      const { capture, used } = await newCaller(t);
       await captureUntilOk(capture);
       assert.equal(await used(), 1);
       const pid = browserPid(t.dataDir);
@@ -129,7 +130,7 @@ describe('browser failures over HTTP', () => {
     });
 
     it('SIGKILL while idle: readyz goes back to 200 and captures succeed', async () => {
-      const { capture } = await account(t);
+      const { capture } = await newCaller(t);
       await captureUntilOk(capture);
       await until('ready', async () => ((await readyz(t)) === 200 ? true : null));
       const pid = browserPid(t.dataDir);
@@ -153,7 +154,7 @@ describe('browser failures over HTTP', () => {
       env: { EGRESS_ALLOWLIST: site.hostPort, CHROME_PATH: join(dir, 'missing-chromium') },
     });
     try {
-      const { capture, used } = await account(t);
+      const { capture, used } = await newCaller(t);
       for (let i = 0; i < 2; i++) {
         const res = await capture('/ok');
         assertOverloaded(res, (await res.json()) as { code?: string });
@@ -177,7 +178,7 @@ describe('browser failures over HTTP', () => {
       env: { EGRESS_ALLOWLIST: site.hostPort, RENDER_CONCURRENCY: '1', CHROME_PATH: script },
     });
     try {
-      const { capture, used } = await account(t);
+      const { capture, used } = await newCaller(t);
       for (let i = 0; i < 3; i++) {
         const res = await capture('/ok');
         assertOverloaded(res, (await res.json()) as { code?: string });

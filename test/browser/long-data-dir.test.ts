@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp } from '../helpers/app.ts';
 import { LONG_DATA_DIR_MIN, longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { startNode } from '../helpers/node-process.ts';
@@ -61,8 +62,7 @@ describe('any data directory', () => {
     });
     try {
       assertOrdinaryLongPath(t.dataDir, 200);
-      const user = await signUp(t);
-      const { key } = await createKey(t, user.cookie);
+      const key = await newApiKey(t);
       const res = await t.fetch('/v1/screenshots', {
         method: 'POST',
         json: { url: `${site.origin}/` },

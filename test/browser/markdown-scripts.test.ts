@@ -17,7 +17,8 @@ import { after, before, describe, it } from 'node:test';
 import { PNG } from 'pngjs';
 import { markdownPage } from '../../src/adapters/browser/page/in-page/markdown-page.ts';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, pngPixel, sleep, startSite } from '../helpers/fixtures.ts';
 
 /** A 1x1 PNG, answered for every image the canary and the site are asked for. */
@@ -80,9 +81,7 @@ describe('a Markdown capture runs none of its scripts', () => {
       env: { EGRESS_ALLOWLIST: `${site.hostPort},127.0.0.1:${new URL(C).port}` },
       plans: { pro: { rate_per_minute: 1000 } },
     });
-    const p = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(p.id, 'pro', Date.now());
-    key = (await createKey(t, p.cookie)).key;
+    key = await newApiKey(t, { plan: 'pro' });
   });
   after(async () => {
     await t?.close();

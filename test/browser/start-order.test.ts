@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { type NodeProcess, startNode } from '../helpers/node-process.ts';
@@ -62,14 +62,7 @@ describe('start order', () => {
     assert.match(service.output(), /fake-chromium: not yet/);
     assert.equal(await status('/readyz'), 503);
 
-    const signup = await service.fetch('/v1/auth/signup', {
-      method: 'POST',
-      json: { email: uniqueEmail('start'), password: PASSWORD },
-    });
-    assert.equal(signup.status, 201);
-    const cookie = (signup.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-    const created = await service.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-    const { key } = (await created.json()) as { key: string };
+    const { key } = await nodeAccount(service, { key: true });
 
     writeFileSync(flag, '');
     await until('ready once Chromium starts', async () => (await status('/readyz')) === 200);

@@ -10,7 +10,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account, type TestPlan } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { type Ran, runProcess } from '../helpers/subprocess.ts';
 
@@ -53,11 +54,10 @@ describe('shotsmith monitor', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const account = async (plan: 'free' | 'pro' = 'pro') => {
-    const user = await signUp(t);
-    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
-    const key = await createKey(t, user.cookie);
-    return { SHOTSMITH_API_KEY: key.key, SHOTSMITH_URL: t.url };
+  /** The CLI's environment for a new account's key (accounts.ts). */
+  const envFor = async (plan: TestPlan = 'pro') => {
+    const { key } = await account(t, { plan, key: true });
+    return { SHOTSMITH_API_KEY: key, SHOTSMITH_URL: t.url };
   };
   const ok = async (args: string[], env: Record<string, string>): Promise<Ran> => {
     const ran = await cli(args, env);
@@ -66,7 +66,7 @@ describe('shotsmith monitor', () => {
   };
 
   it('creates, lists, runs with --wait, and shows the changed run', async () => {
-    const env = await account();
+    const env = await envFor();
     light = '#1a7f37';
     const url = `${site.origin}/status`;
     const created = await ok(
@@ -153,7 +153,7 @@ describe('shotsmith monitor', () => {
   });
 
   it('creates from an HTML file, pauses, resumes and deletes', async () => {
-    const env = await account();
+    const env = await envFor();
     const file = path.join(dir, 'card.html');
     // 41 characters, 42 bytes in UTF-8: the answers count bytes.
     const doc = '<body style="background:#036">café</body>';
@@ -199,8 +199,8 @@ describe('shotsmith monitor', () => {
   });
 
   it('prints its help, and says what is wrong, with the CLI’s exit codes', async () => {
-    const env = await account();
-    const free = await account('free');
+    const env = await envFor();
+    const free = await envFor('free');
     const help = await ok(['help', 'monitor'], env);
     assert.match(help.stdout, /shotsmith monitor create <url> --every 15m\|1h\|6h\|1d\|7d/);
     assert.match(help.stdout, /shotsmith monitor runs <id> \[--changed\]/);

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { PNG } from 'pngjs';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account, type TestPlan } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
 import { type Ran, runProcess } from '../helpers/subprocess.ts';
 
@@ -61,20 +62,15 @@ describe('shotsmith CLI', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const account = async (plan: 'free' | 'pro' = 'free') => {
-    const user = await signUp(t);
-    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
-    const key = await createKey(t, user.cookie);
-    return {
-      userId: user.id,
-      ...key,
-      env: { SHOTSMITH_API_KEY: key.key, SHOTSMITH_URL: t.url },
-    };
+  /** A new account with a key (accounts.ts), and the CLI's environment for that key. */
+  const withEnv = async (plan: TestPlan = 'free') => {
+    const a = await account(t, { plan, key: true });
+    return { ...a, env: { SHOTSMITH_API_KEY: a.key, SHOTSMITH_URL: t.url } };
   };
   const small = ['--width', '320', '--height', '200'];
 
   it('captures to a file, prints JSON, reads usage', async () => {
-    const { env } = await account();
+    const { env } = await withEnv();
     const file = path.join(dir, 'shot.png');
     const saved = await cli(['capture', `${site.origin}/`, ...small, '-o', file], env);
     assert.equal(saved.code, 0, saved.stderr);
@@ -112,7 +108,7 @@ describe('shotsmith CLI', () => {
   });
 
   it('lists, deletes, and runs an async capture with a progress line (Pro)', async () => {
-    const { env } = await account('pro');
+    const { env } = await withEnv('pro');
     const made = JSON.parse(
       (await cli(['capture', `${site.origin}/?pro`, ...small, '--json'], env)).stdout,
     ) as { id: number };
@@ -143,7 +139,7 @@ describe('shotsmith CLI', () => {
   });
 
   it('captures an HTML file and Markdown from stdin, and says what is wrong with them', async () => {
-    const { env } = await account();
+    const { env } = await withEnv();
     const html = path.join(dir, 'card.html');
     await writeFile(html, '<body style="margin:0;background:#f00"><img src="dot.png"></body>');
     const file = path.join(dir, 'card.png');
@@ -184,7 +180,7 @@ describe('shotsmith CLI', () => {
   });
 
   it('queues a batch from a file of URLs, and waits for it with --wait (Pro)', async () => {
-    const { env } = await account('pro');
+    const { env } = await withEnv('pro');
     const file = path.join(dir, 'urls.txt');
     await writeFile(
       file,
@@ -243,7 +239,7 @@ describe('shotsmith CLI', () => {
     const refused = await cli(['batch', badUrl], env);
     assert.equal(refused.code, 5);
     assert.match(refused.stderr, /requests\[1\]\.url must use http or https/);
-    const free = await account();
+    const free = await withEnv();
     const plan = await cli(['batch', file], free.env);
     assert.equal(plan.code, 5);
     assert.match(
@@ -253,24 +249,32 @@ describe('shotsmith CLI', () => {
   });
 
   it('prints a signed render link the service accepts', async () => {
-    const a = await account();
+    const a = await withEnv();
     const printed = await cli(
-      ['link', `${site.origin}/?link`, ...small, '--key-id', String(a.id), '--expires-in', '600'],
+      [
+        'link',
+        `${site.origin}/?link`,
+        ...small,
+        '--key-id',
+        String(a.keyId),
+        '--expires-in',
+        '600',
+      ],
       {
         ...a.env,
-        SHOTSMITH_SIGNING_SECRET: a.signing_secret,
+        SHOTSMITH_SIGNING_SECRET: a.signingSecret,
       },
     );
     assert.equal(printed.code, 0, printed.stderr);
     const res = await fetch(printed.stdout.trim(), { redirect: 'manual' });
     assert.equal(res.status, 302);
-    const noSecret = await cli(['link', `${site.origin}/`, '--key-id', String(a.id)], a.env);
+    const noSecret = await cli(['link', `${site.origin}/`, '--key-id', String(a.keyId)], a.env);
     assert.equal(noSecret.code, 2);
     assert.match(noSecret.stderr, /SHOTSMITH_SIGNING_SECRET/);
   });
 
   it('says what is wrong, with an exit code for each kind of failure', async () => {
-    const { env, userId } = await account();
+    const { env, id: userId } = await withEnv();
     const cases: Array<[string, string[], Record<string, string>, number, RegExp]> = [
       ['no command', [], env, 2, /^$/],
       ['unknown command', ['snap'], env, 2, /unknown command "snap"/],
@@ -327,7 +331,7 @@ describe('shotsmith CLI', () => {
   });
 
   it('escapes the control characters a page put in its title', async () => {
-    const { env } = await account();
+    const { env } = await withEnv();
     const ran = await cli(
       ['capture', `${site.origin}/titled`, ...small, '--metadata', '--json'],
       env,
@@ -386,9 +390,7 @@ describe('shotsmith CLI, when the image does not answer', () => {
   });
 
   it('writes no file from an async job whose image answers an error', async () => {
-    const user = await signUp(t);
-    await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
-    const key = await createKey(t, user.cookie);
+    const key = await account(t, { plan: 'pro', key: true });
     const file = path.join(dir, 'async.png');
     const ran = await cli(
       ['capture', `${site.origin}/`, '--width', '320', '--height', '200', '--async', '-o', file],

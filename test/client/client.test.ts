@@ -17,7 +17,8 @@ import {
 } from '../../packages/client/src/index.ts';
 import { signWebhook } from '../../src/domain/jobs/webhook-secret.ts';
 import { canonicalQuery, type QueryPair, signQuery } from '../../src/lib/signed-query.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account, type TestPlan } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
 
@@ -66,20 +67,14 @@ describe('client library against the service', () => {
     await hooks?.close();
   });
 
-  const account = async (plan: 'free' | 'pro') => {
-    const user = await signUp(t);
-    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
-    const key = await createKey(t, user.cookie);
-    return {
-      userId: user.id,
-      cookie: user.cookie,
-      ...key,
-      api: new Shotsmith({ apiKey: key.key, baseUrl: t.url }),
-    };
+  /** A new account with a key (accounts.ts), and a client with that key. */
+  const withClient = async (plan: TestPlan) => {
+    const a = await account(t, { plan, key: true });
+    return { ...a, api: new Shotsmith({ apiKey: a.key, baseUrl: t.url }) };
   };
 
   it('captures as JSON and as bytes, reads usage, plans and devices', async () => {
-    const { api } = await account('free');
+    const { api } = await withClient('free');
     const result = await api.capture({ url: `${site.origin}/`, width: 320, height: 200 });
     assert.match(result.image_url, /\/images\/.+\.png$/);
     assert.deepEqual([result.width, result.height, result.cached], [320, 200, false]);
@@ -108,7 +103,7 @@ describe('client library against the service', () => {
       [401, 'unauthorized', 'unauthorized'],
     );
 
-    const { api } = await account('free');
+    const { api } = await withClient('free');
     const invalid = await refusal(
       api.capture({ url: `${site.origin}/`, width: 'wide' as unknown as number }),
     );
@@ -121,7 +116,7 @@ describe('client library against the service', () => {
 
     // The rate (3 a minute): the 429's reset_time; Retry-After beyond the bound is not waited.
     const limited = new Shotsmith({
-      apiKey: (await account('free')).key,
+      apiKey: (await withClient('free')).key,
       baseUrl: t.url,
       maxRetryDelayMs: 100,
     });
@@ -141,11 +136,11 @@ describe('client library against the service', () => {
     assert.ok(r.retryAfter !== null && r.retryAfter >= 1);
 
     // The quota (4 a month): the 402's resets_at.
-    const spent = await account('free');
+    const spent = await withClient('free');
     const fast = new Shotsmith({ apiKey: spent.key, baseUrl: t.url, maxRetryDelayMs: 100 });
     // Its four units spent through the service's own store, without rendering.
     const month = new Date().toISOString().slice(0, 7);
-    for (let i = 0; i < 4; i++) await t.deps.ctx.store.quota.reserve(spent.userId, month, 4);
+    for (let i = 0; i < 4; i++) await t.deps.ctx.store.quota.reserve(spent.id, month, 4);
     const quota = await refusal(fast.capture({ url: `${site.origin}/` }));
     assert.equal(quota.status, 402);
     assert.equal(quota.code, 'quota_exceeded');
@@ -157,7 +152,7 @@ describe('client library against the service', () => {
   });
 
   it('follows no redirect with the API key', async () => {
-    const { key } = await account('free');
+    const { key } = await withClient('free');
     const seen: Array<string | undefined> = [];
     const elsewhere = await startSite({
       '/v1/usage': (req, res) => {
@@ -190,12 +185,12 @@ describe('client library against the service', () => {
   });
 
   it('retries a 503 after its Retry-After and then succeeds', async () => {
-    const holder = await account('pro');
+    const holder = await withClient('pro');
     // One render slot, no queue: while /hold renders, any other capture is a 503.
     const hold = holder.api.capture({ url: `${site.origin}/hold`, width: 320, height: 200 });
     for (let i = 0; i < 100 && held.length === 0; i++) await sleep(50);
     const calls: number[] = [];
-    const other = await account('pro');
+    const other = await withClient('pro');
     const api = new Shotsmith({
       apiKey: other.key,
       baseUrl: t.url,
@@ -217,7 +212,7 @@ describe('client library against the service', () => {
   });
 
   it('lists, reads and deletes Pro records; queues and waits for async jobs', async () => {
-    const { api, cookie } = await account('pro');
+    const { api, cookie } = await withClient('pro');
     const made = await api.capture({ url: `${site.origin}/?pro`, width: 320, height: 200 });
     const id = made.id as number;
     const record = await api.screenshot(id);
@@ -255,7 +250,7 @@ describe('client library against the service', () => {
   });
 
   it('queues a batch, reads it until it completes, and verifies batch.completed', async () => {
-    const { api, cookie } = await account('pro');
+    const { api, cookie } = await withClient('pro');
     const queued = await api.batch(
       [
         { url: `${site.origin}/?batch1`, width: 320, height: 200 },
@@ -313,16 +308,16 @@ describe('client library against the service', () => {
     assert.equal(bad.message, 'requests[1].quality must be <= 100');
     const missing = await refusal(api.getBatch(`bat_${'0'.repeat(24)}`));
     assert.deepEqual([missing.status, missing.code], [404, 'not_found']);
-    const free = await account('free');
+    const free = await withClient('free');
     const plan = await refusal(free.api.batch([{ url: `${site.origin}/` }]));
     assert.deepEqual([plan.status, plan.code], [400, 'plan_restriction']);
   });
 
   it('builds signed links the service accepts, byte for byte as the server signs', async () => {
-    const { api, id, signing_secret } = await account('free');
+    const { api, keyId, signingSecret } = await withClient('free');
     const link = await api.renderLink({
-      keyId: id,
-      signingSecret: signing_secret,
+      keyId,
+      signingSecret,
       options: {
         url: `${site.origin}/?link`,
         width: 320,
@@ -340,12 +335,12 @@ describe('client library against the service', () => {
       ['expires', '1767225600'],
     ];
     assert.equal(clientCanonical(pairs), canonicalQuery(pairs));
-    assert.equal(await clientSign(signing_secret, pairs), signQuery(signing_secret, pairs));
+    assert.equal(await clientSign(signingSecret, pairs), signQuery(signingSecret, pairs));
     await assert.rejects(
       renderLink({
         baseUrl: t.url,
-        keyId: id,
-        signingSecret: signing_secret,
+        keyId,
+        signingSecret,
         options: { url: 'x' },
         expires: Date.now() / 1000 + 8 * 86400,
       }),

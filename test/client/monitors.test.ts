@@ -13,7 +13,8 @@ import {
   ShotsmithError,
   verifyWebhook,
 } from '../../packages/client/src/index.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account, type TestPlan } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
 
@@ -55,13 +56,10 @@ describe('client library: monitors', () => {
     await hooks?.close();
   });
 
-  const account = async (plan: 'free' | 'pro') => {
-    const user = await signUp(t);
-    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
-    const key = await createKey(t, user.cookie);
-    return Object.assign(new Shotsmith({ apiKey: key.key, baseUrl: t.url }), {
-      cookie: user.cookie,
-    });
+  /** A new account with a key (accounts.ts): a client with that key, and the account's cookie. */
+  const withClient = async (plan: TestPlan) => {
+    const a = await account(t, { plan, key: true });
+    return Object.assign(new Shotsmith({ apiKey: a.key, baseUrl: t.url }), { cookie: a.cookie });
   };
 
   /** Reads the monitor's runs until `runId` has ended. */
@@ -77,7 +75,7 @@ describe('client library: monitors', () => {
   };
 
   it('creates, reads, lists in pages, updates and deletes', async () => {
-    const api = await account('pro');
+    const api = await withClient('pro');
     const url = `${site.origin}/box`;
     const made = await api.monitors.create({
       name: 'box',
@@ -138,7 +136,7 @@ describe('client library: monitors', () => {
   });
 
   it('runs now, and the runs show an unchanged run then a changed one with a diff', async () => {
-    const api = await account('pro');
+    const api = await withClient('pro');
     colour = 'rgb(0, 0, 255)';
     const m = await api.monitors.create({
       url: `${site.origin}/box`,
@@ -208,15 +206,15 @@ describe('client library: monitors', () => {
   });
 
   it('refuses a Free key and another account’s monitor with typed errors', async () => {
-    const free = await account('free');
+    const free = await withClient('free');
     const plan = await refusal(free.monitors.create({ url: `${site.origin}/box`, every: '1h' }));
     assert.ok(plan instanceof ShotsmithError);
     assert.deepEqual([plan.status, plan.code], [400, 'plan_restriction']);
     assert.match(plan.message, /monitors is not available on the free plan/);
     assert.deepEqual((await free.monitors.list()).data, []);
 
-    const owner = await account('pro');
-    const other = await account('pro');
+    const owner = await withClient('pro');
+    const other = await withClient('pro');
     const m = await owner.monitors.create({ url: `${site.origin}/box`, every: '7d' });
     for (const call of [
       () => other.monitors.get(m.id),

@@ -12,7 +12,8 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { signWebhook } from '../../src/domain/jobs/webhook-secret.ts';
 import { type QueryPair, signQuery } from '../../src/lib/signed-query.ts';
-import { createKey, freePort, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account } from '../helpers/accounts.ts';
+import { freePort, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { runProcess } from '../helpers/subprocess.ts';
 
@@ -41,15 +42,9 @@ describe('Python client', () => {
     await site?.close();
   });
 
-  const account = async (plan: 'free' | 'pro') => {
-    const user = await signUp(t);
-    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
-    return { cookie: user.cookie, ...(await createKey(t, user.cookie)) };
-  };
-
   it('passes its unittest suite against the service', async () => {
-    const free = await account('free');
-    const pro = await account('pro');
+    const free = await account(t, { key: true });
+    const pro = await account(t, { plan: 'pro', key: true });
     const secretRes = await t.fetch('/v1/webhooks/secret', { cookie: pro.cookie });
     assert.equal(secretRes.status, 200, await secretRes.clone().text());
     const webhookSecret = ((await secretRes.json()) as { secret: string }).secret;
@@ -69,9 +64,9 @@ describe('Python client', () => {
     });
     const vectors = {
       link: {
-        secret: free.signing_secret,
+        secret: free.signingSecret,
         pairs,
-        signature: signQuery(free.signing_secret, pairs),
+        signature: signQuery(free.signingSecret, pairs),
       },
       webhook: {
         secret: webhookSecret,
@@ -98,8 +93,8 @@ describe('Python client', () => {
           SHOTSMITH_TEST_URL: t.url,
           SHOTSMITH_TEST_SITE: site.origin,
           SHOTSMITH_TEST_FREE_KEY: free.key,
-          SHOTSMITH_TEST_FREE_KEY_ID: String(free.id),
-          SHOTSMITH_TEST_FREE_SIGNING_SECRET: free.signing_secret,
+          SHOTSMITH_TEST_FREE_KEY_ID: String(free.keyId),
+          SHOTSMITH_TEST_FREE_SIGNING_SECRET: free.signingSecret,
           SHOTSMITH_TEST_PRO_KEY: pro.key,
           SHOTSMITH_TEST_WEBHOOK_SECRET: webhookSecret,
           SHOTSMITH_TEST_HOOK_PORT: String(hookPort),

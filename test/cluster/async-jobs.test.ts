@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { type Cluster, proKey as clusterProKey, startCluster } from '../helpers/cluster.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
+import { type Cluster, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { killTree, type NodeProcess } from '../helpers/node-process.ts';
 import { serviceSkip } from '../helpers/services.ts';
@@ -67,7 +68,6 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
       await hooks?.close();
     });
 
-    const proKey = () => clusterProKey(cluster, api, 'async');
     const queue = async (key: string, body: Json) => {
       const res = await api.fetch('/v1/screenshots', {
         method: 'POST',
@@ -90,7 +90,7 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
     };
 
     it('runs a job queued on one node on another', async () => {
-      const key = await proKey();
+      const { key } = await nodeAccount(api, { plan: 'pro', cluster, key: true });
       const before = hooks.received.length;
       const job = await queue(key, { url: `${site.origin}/` });
       const done = await status(key, job.id);
@@ -106,7 +106,7 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
     });
 
     it('takes over a job whose node was killed mid-render, and finishes it once', async () => {
-      const key = await proKey();
+      const { key } = await nodeAccount(api, { plan: 'pro', cluster, key: true });
       const before = hooks.received.length;
       const job = await queue(key, { url: `${site.origin}/stuck` });
       // B is rendering it (the page hangs): kill B and its browser.

@@ -6,7 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { type Cluster, proKey as clusterProKey, startCluster } from '../helpers/cluster.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
+import { type Cluster, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 import { serviceSkip } from '../helpers/services.ts';
@@ -61,10 +62,8 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
       await hooks?.close();
     });
 
-    const proKey = () => clusterProKey(cluster, api, 'batch');
-
     it('completes once while two nodes finish its jobs', async () => {
-      const key = await proKey();
+      const { key } = await nodeAccount(api, { plan: 'pro', cluster, key: true });
       const requests = Array.from({ length: SIZE }, (_, i) => ({
         url: i === SIZE - 1 ? `${site.origin}/gone` : `${site.origin}/?n=${i}`,
         width: 320,

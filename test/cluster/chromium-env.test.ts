@@ -14,7 +14,7 @@ import {
   processKind,
   processTree,
 } from '../../src/adapters/browser/process/proc.ts';
-import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
 import { type Cluster, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { serviceSkip } from '../helpers/services.ts';
@@ -78,17 +78,7 @@ describe("Chromium's environment", async () => {
     assert.equal(own?.get('SERVER_SECRET'), SECRETS.SERVER_SECRET);
     assert.ok(own?.get('DATABASE_URL') && own.get('REDIS_URL') && own.get('S3_SECRET_ACCESS_KEY'));
 
-    const signup = await node.fetch('/v1/auth/signup', {
-      method: 'POST',
-      json: { email: uniqueEmail('env'), password: PASSWORD },
-    });
-    assert.equal(signup.status, 201);
-    const cookie = signup.headers.getSetCookie()[0]?.split(';')[0] ?? '';
-    const key = (
-      (await (await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} })).json()) as {
-        key: string;
-      }
-    ).key;
+    const { key } = await nodeAccount(node, { key: true });
     const res = await node.fetch('/v1/screenshots', {
       method: 'POST',
       headers: { 'x-api-key': key },

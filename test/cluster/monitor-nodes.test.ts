@@ -8,7 +8,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BOUNDS } from '../../src/domain/bounds.ts';
-import { type Cluster, proAccount, startCluster } from '../helpers/cluster.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
+import { type Cluster, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { killTree, type NodeProcess } from '../helpers/node-process.ts';
 import { serviceSkip } from '../helpers/services.ts';
@@ -96,7 +97,7 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
 
     it('runs every due monitor once per slot, also after a node is killed', async () => {
       const api = cluster.nodes[0] as NodeProcess;
-      const account = await proAccount(cluster, api, 'monitors');
+      const account = await nodeAccount(api, { plan: 'pro', cluster, key: true });
       for (let i = 0; i < MONITORS; i++) {
         const res = await api.fetch('/v1/monitors', {
           method: 'POST',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { PASSWORD, uniqueEmail, withPg } from '../helpers/app.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
+import { createKey, withPg } from '../helpers/app.ts';
 import { type Cluster, hit, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
@@ -41,14 +42,7 @@ describe('two nodes on PostgreSQL without Redis', async () => {
   it('reports no Redis check and keeps a key rate exact across the nodes', async () => {
     const ready = (await (await a.fetch('/readyz')).json()) as { checks: Record<string, string> };
     assert.equal(ready.checks.redis, undefined);
-    const res = await a.fetch('/v1/auth/signup', {
-      method: 'POST',
-      json: { email: uniqueEmail('noredis'), password: PASSWORD },
-    });
-    const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-    const { key } = (await (
-      await a.fetch('/v1/keys', { method: 'POST', cookie, json: {} })
-    ).json()) as { key: string };
+    const { key } = await nodeAccount(a, { key: true });
     // rate + 10 at once, split over both nodes; an invalid body still draws on the rate.
     const results = await Promise.all(
       Array.from({ length: RATE + 10 }, (_, i) =>
@@ -120,19 +114,10 @@ describe('revocation across two nodes on PostgreSQL without Redis (LISTEN/NOTIFY
     await site?.close();
   });
 
+  /** A new account (its session only) and a way to make it keys. */
   async function account() {
-    const res = await a.fetch('/v1/auth/signup', {
-      method: 'POST',
-      json: { email: uniqueEmail('listen'), password: PASSWORD },
-    });
-    assert.equal(res.status, 201);
-    const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-    const newKey = async () =>
-      (await (await a.fetch('/v1/keys', { method: 'POST', cookie, json: {} })).json()) as {
-        key: string;
-        id: number;
-      };
-    return { cookie, newKey };
+    const { cookie } = await nodeAccount(a);
+    return { cookie, newKey: () => createKey(a, cookie) };
   }
   const capture = (node: NodeProcess, key: string, json: Record<string, unknown>) =>
     node.fetch('/v1/screenshots', { method: 'POST', json, headers: { 'x-api-key': key } });

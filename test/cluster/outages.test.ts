@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
 import { type Cluster, hit, startCluster, waitReady } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
@@ -53,17 +53,7 @@ describe('dependency outages', async () => {
       env: { EGRESS_ALLOWLIST: site.hostPort },
     });
     node = cluster.nodes[0] as NodeProcess;
-    const email = uniqueEmail('outage');
-    const res = await node.fetch('/v1/auth/signup', {
-      method: 'POST',
-      json: { email, password: PASSWORD },
-    });
-    const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-    const { id } = ((await res.json()) as { user: { id: number } }).user;
-    const { key } = (await (
-      await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} })
-    ).json()) as { key: string };
-    user = { key, cookie, id };
+    user = await nodeAccount(node, { key: true });
   });
   after(async () => {
     release?.();

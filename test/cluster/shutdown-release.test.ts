@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { type Cluster, proKey as clusterProKey, startCluster } from '../helpers/cluster.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
+import { type Cluster, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
 import { serviceSkip } from '../helpers/services.ts';
@@ -87,7 +88,6 @@ describe('a stopping node releases its claims at once', async () => {
   const stopped = new Set<NodeProcess>();
   const api = () => live()[0] as NodeProcess;
 
-  const proKey = () => clusterProKey(cluster, api(), 'stop');
   const queue = async (key: string, body: Json) => {
     const res = await api().fetch('/v1/screenshots', {
       method: 'POST',
@@ -105,7 +105,7 @@ describe('a stopping node releases its claims at once', async () => {
   }
 
   it('a webhook delivery being sent is taken by another node at once', async () => {
-    const key = await proKey();
+    const { key } = await nodeAccount(api(), { plan: 'pro', cluster, key: true });
     await queue(key, { url: `${site.origin}/`, webhook_url: receiverUrl });
     for (let i = 0; i < 600 && hooks.length === 0; i++) await sleep(50);
     assert.equal(hooks.length, 1, 'the delivery is being sent');
@@ -135,7 +135,7 @@ describe('a stopping node releases its claims at once', async () => {
 
   it('an async job cut off by the grace is taken by another node at once', async () => {
     await cluster.addNode('C', {});
-    const key = await proKey();
+    const { key } = await nodeAccount(api(), { plan: 'pro', cluster, key: true });
     const job = await queue(key, { url: `${site.origin}/stuck` });
     for (let i = 0; i < 600 && stuckSeen === 0; i++) await sleep(50);
     assert.equal(stuckSeen, 1, 'a node renders it');

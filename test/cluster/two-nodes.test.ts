@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CaptureAnswer as Capture } from '../../src/domain/captures/capture-answer.ts';
-import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
+import { createKey } from '../helpers/app.ts';
 import { type Cluster, hit, scrape, startCluster } from '../helpers/cluster.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import type { NodeProcess } from '../helpers/node-process.ts';
@@ -62,22 +63,6 @@ describe('two nodes', async () => {
     await site?.close();
   });
 
-  /** An account signed up through A, with a key; Pro through the shared database. */
-  async function account(plan: 'free' | 'pro') {
-    const email = uniqueEmail('cluster');
-    const res = await a.fetch('/v1/auth/signup', {
-      method: 'POST',
-      json: { email, password: PASSWORD },
-    });
-    assert.equal(res.status, 201);
-    const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-    const { user } = (await res.json()) as { user: { id: number } };
-    if (plan === 'pro')
-      await cluster.sql('UPDATE users SET plan = $1 WHERE id = $2', ['pro', user.id]);
-    const k = await a.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-    const { key, id } = (await k.json()) as { key: string; id: number };
-    return { id: user.id, cookie, key, keyId: id };
-  }
   const capture = async (node: NodeProcess, key: string, json: Record<string, unknown>) => {
     const res = await node.fetch('/v1/screenshots', {
       method: 'POST',
@@ -106,7 +91,7 @@ describe('two nodes', async () => {
   });
 
   it('applies one per-minute rate across both nodes: alternated, then rate + 10 at once', async () => {
-    const u = await account('free');
+    const u = await nodeAccount(a, { key: true });
     // Requests alternate between the nodes; an invalid body still draws on the rate.
     const remaining: string[] = [];
     for (let i = 0; i < FREE_RATE; i++) {
@@ -125,7 +110,7 @@ describe('two nodes', async () => {
     }
 
     // A fresh account: rate + 10 simultaneous captures split over the nodes.
-    const v = await account('free');
+    const v = await nodeAccount(a, { key: true });
     const results = await Promise.all(
       Array.from({ length: FREE_RATE + 10 }, (_, i) =>
         capture(i % 2 ? b : a, v.key, { url: `${site.origin}/a`, width: 320, height: 240 }),
@@ -138,7 +123,7 @@ describe('two nodes', async () => {
   });
 
   it('keeps the monthly quota exact across both nodes and renders the page once', async () => {
-    const u = await account('pro');
+    const u = await nodeAccount(a, { plan: 'pro', cluster, key: true });
     const before = site.hits.get('/b') ?? 0;
     const results = await Promise.all(
       Array.from({ length: PRO_QUOTA + 10 }, (_, i) =>
@@ -162,7 +147,7 @@ describe('two nodes', async () => {
   });
 
   it('renders identical captures in flight on both nodes once', async () => {
-    const u = await account('pro');
+    const u = await nodeAccount(a, { plan: 'pro', cluster, key: true });
     const opts = { url: `${site.origin}/together`, width: 310, height: 210 };
     const first = capture(a, u.key, opts);
     await hit(site, '/together');
@@ -182,7 +167,7 @@ describe('two nodes', async () => {
   });
 
   it('ends an in-flight capture on B with 401 when the key is revoked through A', async () => {
-    const u = await account('free');
+    const u = await nodeAccount(a, { key: true });
     const pending = capture(b, u.key, { url: `${site.origin}/slow`, width: 200, height: 200 });
     await hit(site, '/slow');
     const revokedAt = Date.now();
@@ -199,17 +184,13 @@ describe('two nodes', async () => {
     assert.ok(took < 5_000, `ended ${took} ms after the revocation`);
     // Refused at once on both nodes afterwards, and the quota unit came back.
     assert.equal((await capture(a, u.key, { url: `${site.origin}/` })).status, 401);
-    const k2 = (await (
-      await a.fetch('/v1/keys', { method: 'POST', cookie: u.cookie, json: {} })
-    ).json()) as { key: string };
+    const k2 = await createKey(a, u.cookie);
     assert.equal((await usage(b, k2.key)).used, 0);
   });
 
   it("refuses B's answer from A's render when the key was revoked with no event", async () => {
-    const u = await account('free');
-    const k2 = (await (
-      await a.fetch('/v1/keys', { method: 'POST', cookie: u.cookie, json: {} })
-    ).json()) as { key: string };
+    const u = await nodeAccount(a, { key: true });
+    const k2 = await createKey(a, u.cookie);
     const opts = { url: `${site.origin}/elsewhere`, width: 240, height: 240 };
     const onA = capture(a, k2.key, opts);
     await hit(site, '/elsewhere');
@@ -229,7 +210,7 @@ describe('two nodes', async () => {
   });
 
   it('serves a capture made on A as a cache hit on B, with B serving the image', async () => {
-    const u = await account('free');
+    const u = await nodeAccount(a, { key: true });
     const opts = { url: `${site.origin}/`, width: 640, height: 360 };
     const ra = await capture(a, u.key, opts);
     assert.equal(ra.status, 201);
@@ -251,7 +232,7 @@ describe('two nodes', async () => {
   });
 
   it('deletes a screenshot on B and it is gone on A', async () => {
-    const u = await account('pro');
+    const u = await nodeAccount(a, { plan: 'pro', cluster, key: true });
     const opts = { url: `${site.origin}/a`, width: 333, height: 111 };
     const made = (await (await capture(a, u.key, opts)).json()) as Capture;
     const del = await b.fetch(`/v1/screenshots/${made.id}`, {
@@ -270,7 +251,7 @@ describe('two nodes', async () => {
   });
 
   it('sweeps each expired image once, whichever node runs the sweeper', async () => {
-    const u = await account('free');
+    const u = await nodeAccount(a, { key: true });
     const made: Capture[] = [];
     for (const [node, width] of [
       [a, 201],

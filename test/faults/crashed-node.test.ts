@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
-import { type DbKind, PASSWORD, uniqueEmail, withPg } from '../helpers/app.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
+import { type DbKind, withPg } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { type NodeProcess, startNode } from '../helpers/node-process.ts';
 import { serviceSkip, TEST_DATABASE_URL } from '../helpers/services.ts';
@@ -138,14 +139,7 @@ for (const kind of ['sqlite', 'postgres'] as const) {
         QUOTA_HOLD_LEASE_MS: '4000',
       };
       first = await startNode('crash-a', env);
-      const signup = await first.fetch('/v1/auth/signup', {
-        method: 'POST',
-        json: { email: uniqueEmail('crash'), password: PASSWORD },
-      });
-      const cookie = (signup.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-      const { key } = (await (
-        await first.fetch('/v1/keys', { method: 'POST', cookie, json: {} })
-      ).json()) as { key: string };
+      const { key } = await nodeAccount(first, { key: true });
 
       // Ten different pages (no cache hit, no shared render), one render slot: they queue.
       let delivered = 0;

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
+import { nodeAccount } from '../helpers/accounts.ts';
 import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
 import { LONG_DATA_DIR_MIN } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
@@ -101,17 +102,7 @@ describe('a full disk', async () => {
       DATA_DIR: dataDir,
       EGRESS_ALLOWLIST: site.hostPort,
     });
-    email = uniqueEmail('full');
-    const res = await node.fetch('/v1/auth/signup', {
-      method: 'POST',
-      json: { email, password: PASSWORD },
-    });
-    cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-    key = (
-      (await (await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} })).json()) as {
-        key: string;
-      }
-    ).key;
+    ({ email, cookie, key } = await nodeAccount(node, { key: true }));
   });
   after(async () => {
     await node?.stop();

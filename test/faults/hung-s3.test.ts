@@ -14,7 +14,7 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { PASSWORD, uniqueEmail } from '../helpers/app.ts';
+import { nodeAccount } from '../helpers/accounts.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { type NodeProcess, startNode } from '../helpers/node-process.ts';
 import { type S3Process, startS3Process } from '../helpers/s3rver-process.ts';
@@ -34,16 +34,7 @@ describe('a hung S3', () => {
       EGRESS_ALLOWLIST: site.hostPort,
       ORPHAN_IMAGE_MIN_AGE_MS: '5000',
     });
-    const res = await node.fetch('/v1/auth/signup', {
-      method: 'POST',
-      json: { email: uniqueEmail('s3'), password: PASSWORD },
-    });
-    const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-    key = (
-      (await (await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} })).json()) as {
-        key: string;
-      }
-    ).key;
+    ({ key } = await nodeAccount(node, { key: true }));
   });
   after(async () => {
     await node?.stop();

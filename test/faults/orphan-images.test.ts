@@ -7,14 +7,8 @@ import assert from 'node:assert/strict';
 import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
-import {
-  createKey,
-  describeEachDatabase,
-  postCapture,
-  signUp,
-  startApp,
-  type TestApp,
-} from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { describeEachDatabase, postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 
 describeEachDatabase('orphan images on disk', (db) => {
@@ -52,8 +46,7 @@ describeEachDatabase('orphan images on disk', (db) => {
   };
 
   it('deletes old images without a record, keeps recorded and young ones', async () => {
-    const a = await signUp(t);
-    const { key } = await createKey(t, a.cookie);
+    const key = await newApiKey(t);
     const res = await postCapture(t, key, { url: `${site.origin}/`, width: 320, height: 200 });
     assert.equal(res.status, 201);
     const recorded = await images();

@@ -7,14 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { sql } from 'kysely';
-import {
-  createKey,
-  describeEachDatabase,
-  postCapture,
-  signUp,
-  startApp,
-  type TestApp,
-} from '../helpers/app.ts';
+import { account } from '../helpers/accounts.ts';
+import { describeEachDatabase, postCapture, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 
 describeEachDatabase('quota holds', (db) => {
@@ -45,11 +39,6 @@ describeEachDatabase('quota holds', (db) => {
     await site?.close();
   });
 
-  const account = async (plan: 'free' | 'pro' = 'free') => {
-    const a = await signUp(t);
-    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(a.id, plan, Date.now());
-    return { ...a, ...(await createKey(t, a.cookie)) };
-  };
   const holds = async () =>
     Number(
       (
@@ -76,7 +65,7 @@ describeEachDatabase('quota holds', (db) => {
     ).used;
 
   it('holds a render’s unit while it runs, past the lease, and keeps it when it delivers', async () => {
-    const a = await account();
+    const a = await account(t, { key: true });
     const pending = postCapture(t, a.key, { url: `${site.origin}/slow`, width: 320, height: 200 });
     while (held.length === 0) await sleep(20);
     assert.equal(await holds(), 1, 'the render holds its unit');
@@ -92,7 +81,7 @@ describeEachDatabase('quota holds', (db) => {
   });
 
   it('writes no hold for a cache hit', async () => {
-    const a = await account();
+    const a = await account(t, { key: true });
     const body = { url: `${site.origin}/`, width: 321, height: 200 };
     assert.equal((await postCapture(t, a.key, body)).status, 201);
     const lastHold = await lastHoldId();
@@ -104,7 +93,7 @@ describeEachDatabase('quota holds', (db) => {
   });
 
   it('leaves a queued job’s unit to the job: the hold sweep does not take it back', async () => {
-    const p = await account('pro');
+    const p = await account(t, { plan: 'pro', key: true });
     const res = await postCapture(t, p.key, { url: `${site.origin}/`, async: true });
     assert.equal(res.status, 202, await res.text());
     assert.equal(await holds(), 0, 'the job row holds the unit, not a hold');

@@ -170,9 +170,9 @@ export const uniqueEmail = (tag = 'user') =>
 
 export const PASSWORD = 'correct horse battery';
 
-/** Signs up a new account and returns its cookie. */
+/** Signs up a new account and returns its cookie (on an app or a node process). */
 export async function signUp(
-  t: TestApp,
+  t: Pick<TestApp, 'fetch'>,
   email = uniqueEmail(),
 ): Promise<{ cookie: string; email: string; id: number }> {
   const res = await t.fetch('/v1/auth/signup', {
@@ -186,18 +186,13 @@ export async function signUp(
 
 /** Creates an API key for the cookie's account: the plaintext, id and signing secret. */
 export async function createKey(
-  t: TestApp,
+  t: Pick<TestApp, 'fetch'>,
   cookie: string,
   name?: string,
 ): Promise<{ key: string; id: number; signing_secret: string }> {
   const res = await t.fetch('/v1/keys', { method: 'POST', cookie, json: name ? { name } : {} });
   if (res.status !== 201) throw new Error(`key creation failed: ${res.status} ${await res.text()}`);
   return (await res.json()) as { key: string; id: number; signing_secret: string };
-}
-
-/** A new account's API key: signed up and a key created, through the API. */
-export async function newApiKey(t: TestApp): Promise<string> {
-  return (await createKey(t, (await signUp(t)).cookie)).key;
 }
 
 /** POST /v1/screenshots with `key`; `body` on top of a small 320x200 viewport. */

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import S3rver from 's3rver';
-import { PASSWORD, uniqueEmail, withPg } from './app.ts';
+import { withPg } from './app.ts';
 import type { FixtureSite } from './fixtures.ts';
 import { type NodeProcess, startNode } from './node-process.ts';
 import { TEST_DATABASE_URL, TEST_REDIS_URL } from './services.ts';
@@ -217,27 +217,3 @@ export async function hit(site: FixtureSite, path: string, timeoutMs = 15_000): 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
-
-/** A new account made Pro (straight in the database) and an API key of it, through `node`. */
-export async function proAccount(
-  cluster: Pick<Cluster, 'sql'>,
-  node: NodeProcess,
-  label: string,
-): Promise<{ id: number; key: string }> {
-  const res = await node.fetch('/v1/auth/signup', {
-    method: 'POST',
-    json: { email: uniqueEmail(label), password: PASSWORD },
-  });
-  const user = ((await res.json()) as { user: { id: number } }).user;
-  const cookie = (res.headers.getSetCookie()[0] ?? '').split(';')[0] ?? '';
-  await cluster.sql('UPDATE users SET plan = $1 WHERE id = $2', ['pro', user.id]);
-  const k = await node.fetch('/v1/keys', { method: 'POST', cookie, json: {} });
-  return { id: user.id, key: ((await k.json()) as { key: string }).key };
-}
-
-/** The key of a new Pro account (proAccount). */
-export const proKey = async (
-  cluster: Pick<Cluster, 'sql'>,
-  node: NodeProcess,
-  label: string,
-): Promise<string> => (await proAccount(cluster, node, label)).key;

@@ -20,7 +20,8 @@ import {
   PAGE_VALUE_MAX_CHARS,
   PAGE_VALUES_MAX,
 } from '../../packages/mcp/src/page-text.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import {
   type Content,
@@ -95,8 +96,7 @@ describe('MCP server: a hostile page, captured by the service', () => {
       env: { EGRESS_ALLOWLIST: site.hostPort },
       plans: { free: { rate_per_minute: 1000, monthly_quota: 50 } },
     });
-    const user = await signUp(t);
-    const { key } = await createKey(t, user.cookie);
+    const key = await newApiKey(t);
     client = await host.connect({ SHOTSMITH_API_KEY: key, SHOTSMITH_URL: t.url });
   });
   after(async () => {

@@ -15,7 +15,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PNG } from 'pngjs';
 import { Shotsmith } from '../../packages/client/src/index.ts';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { account, type TestPlan } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import {
   assertNear,
   type FixtureSite,
@@ -83,18 +84,17 @@ describe('MCP server over stdio against the service', () => {
     await site?.close();
   });
 
-  const account = async (plan: 'free' | 'pro' = 'free') => {
-    const user = await signUp(t);
-    if (plan === 'pro') await t.deps.ctx.store.users.setPlan(user.id, 'pro', Date.now());
-    const { key } = await createKey(t, user.cookie);
-    return { userId: user.id, key, env: { SHOTSMITH_API_KEY: key, SHOTSMITH_URL: t.url } };
+  /** A new account with a key (accounts.ts), and the MCP server's environment for that key. */
+  const withEnv = async (plan: TestPlan = 'free') => {
+    const a = await account(t, { plan, key: true });
+    return { ...a, env: { SHOTSMITH_API_KEY: a.key, SHOTSMITH_URL: t.url } };
   };
 
   const connect = (env: Record<string, string>) => host.connect(env);
   const used = async (client: Client) => facts(await call(client, 'get_usage')).used as number;
 
   it('lists the tools, with the capture options and the service descriptions', async () => {
-    const client = await connect((await account()).env);
+    const client = await connect((await withEnv()).env);
     assert.equal(client.getServerVersion()?.name, 'shotsmith');
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((tool) => tool.name).sort(), [
@@ -127,7 +127,7 @@ describe('MCP server over stdio against the service', () => {
   });
 
   it('captures a page as an image with its URL and facts; usage rises', async () => {
-    const client = await connect((await account()).env);
+    const client = await connect((await withEnv()).env);
     const before = await used(client);
     const result = await call(client, 'capture_screenshot', {
       url: `${site.origin}/`,
@@ -153,7 +153,7 @@ describe('MCP server over stdio against the service', () => {
   });
 
   it('downscales a large capture through the service, naming the full-size URL', async () => {
-    const client = await connect((await account()).env);
+    const client = await connect((await withEnv()).env);
     const before = await used(client);
     const result = await call(client, 'capture_screenshot', {
       url: `${site.origin}/`,
@@ -176,7 +176,7 @@ describe('MCP server over stdio against the service', () => {
   });
 
   it('captures one element, cropped to it', async () => {
-    const client = await connect((await account()).env);
+    const client = await connect((await withEnv()).env);
     const result = await call(client, 'capture_element', {
       url: `${site.origin}/`,
       selector: '#box',
@@ -200,7 +200,7 @@ describe('MCP server over stdio against the service', () => {
   });
 
   it('lists devices and reads usage', async () => {
-    const client = await connect((await account()).env);
+    const client = await connect((await withEnv()).env);
     const devices = facts(await call(client, 'list_devices')) as unknown as Json[];
     const served = (await (await t.fetch('/v1/devices')).json()) as { data: Json[] };
     assert.deepEqual(
@@ -213,7 +213,7 @@ describe('MCP server over stdio against the service', () => {
   });
 
   it('answers refusals as tool errors with the service message and code', async () => {
-    const { env } = await account();
+    const { env } = await withEnv();
     const client = await connect(env);
     const bad = await call(client, 'capture_screenshot', { url: `${site.origin}/`, width: 'wide' });
     assert.equal(bad.isError, true);
@@ -253,9 +253,9 @@ describe('MCP server over stdio against the service', () => {
     assert.equal(refused.isError, true);
     assert.equal(texts(refused)[0], 'unauthorized [401 unauthorized]');
     // A spent month (its units taken through the service's store): the 402 and its reset.
-    const spent = await account();
+    const spent = await withEnv();
     const month = new Date().toISOString().slice(0, 7);
-    for (let i = 0; i < 50; i++) await t.deps.ctx.store.quota.reserve(spent.userId, month, 50);
+    for (let i = 0; i < 50; i++) await t.deps.ctx.store.quota.reserve(spent.id, month, 50);
     const quota = await call(await connect(spent.env), 'capture_screenshot', {
       url: `${site.origin}/`,
     });
@@ -269,7 +269,7 @@ describe('MCP server over stdio against the service', () => {
   });
 
   it('creates a monitor and lists its changes with diff URLs (Pro)', async () => {
-    const { key, env } = await account('pro');
+    const { key, env } = await withEnv('pro');
     const client = await connect(env);
     const created = await call(client, 'create_monitor', {
       name: 'watched',
@@ -326,7 +326,7 @@ describe('MCP server over stdio against the service', () => {
   });
 
   it('speaks raw JSON-RPC lines on stdio: initialize, then a capture', async () => {
-    const { env } = await account();
+    const { env } = await withEnv();
     const child = spawn(process.execPath, NODE_ARGS, {
       env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],

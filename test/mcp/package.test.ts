@@ -13,7 +13,8 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { createKey, signUp, startApp, type TestApp } from '../helpers/app.ts';
+import { newApiKey } from '../helpers/accounts.ts';
+import { startApp, type TestApp } from '../helpers/app.ts';
 import { runProcess } from '../helpers/subprocess.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -117,8 +118,7 @@ describe('the @shotsmith/mcp package', () => {
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /SHOTSMITH_API_KEY is not set/);
 
-    const user = await signUp(t);
-    const { key } = await createKey(t, user.cookie);
+    const key = await newApiKey(t);
     const host = new Client({ name: 'shotsmith-pack-test', version: '0.0.0' });
     await host.connect(
       new StdioClientTransport({
