@@ -1,8 +1,9 @@
 /**
  * The composition of the renderer (Chromium behind the egress proxy) and the submitted-URL
- * guard, one policy, chosen from config. Part of the composition root (deps.ts), in a module
- * of its own with light imports, so that main.ts can start Chromium before it loads the rest
- * of the service (docs/deployment.md, "Start-up").
+ * guard, one policy, chosen from config. The browser part of the composition root
+ * (parts/browser.ts) takes them as they are built here, in a module of its own with light
+ * imports, so that main.ts can start Chromium before it loads the rest of the service
+ * (docs/deployment.md, "Start-up").
  */
 import { createBrowserRenderer, type LazyRenderer } from './adapters/browser/index.ts';
 import { createEgress } from './adapters/egress/guard.ts';

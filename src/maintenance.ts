@@ -1,8 +1,9 @@
 /**
  * The node's maintenance: the retention sweep, billing housekeeping, the return of expired
- * quota holds, the orphan image sweep and the monitors' scheduler tick, each a function the composition root builds
- * (tests call them directly) and a timer main.ts starts. Not the async capture jobs
- * (domain/jobs/, adapters/jobs/): these are the node's own chores.
+ * quota holds, the orphan image sweep and the monitors' scheduler tick, each a function a part
+ * of the composition root builds (src/parts/; tests call them directly) and a timer main.ts
+ * starts. Not the async capture jobs (domain/jobs/, adapters/jobs/): these are the node's own
+ * chores.
  */
 
 import type { RunExclusive } from './adapters/db/exclusive.ts';
@@ -114,7 +115,7 @@ export interface Maintenance {
   stop(): void;
 }
 
-/** The chores, each built by the composition root (deps.ts). */
+/** The chores, each built by a part (parts/maintenance.ts, parts/billing.ts, parts/monitors.ts). */
 export interface MaintenanceTasks {
   sweep(): Promise<number>;
   settleBilling(): Promise<number>;

@@ -5,7 +5,7 @@ import type { PlanTable } from './plans.ts';
 import type { QuotaHolds } from './quota/quota-holds.ts';
 import type { Store } from './store.ts';
 
-/** What every use case may depend on; built once in deps.ts. */
+/** What every use case may depend on; built once by the composition root (parts/contexts.ts). */
 export interface DomainContext {
   store: Store;
   clock: Clock;

@@ -48,7 +48,13 @@ export interface HttpDeps {
     local: LocalBillingPages | null;
   };
   /** What GET /readyz asks. */
-  readiness: ReadonlyArray<{ name: string; check: () => Promise<void> }>;
+  readiness: ReadonlyArray<ReadinessCheck>;
+}
+
+/** One dependency GET /readyz asks about: `check` throws while it is not usable. */
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<void>;
 }
 
 /** What the routes are given: HttpDeps and the hooks and policies buildApp builds on them. */

@@ -37,7 +37,12 @@ export interface MonitorRunEnds {
   failed(job: CaptureJob, error: string): Promise<void>;
 }
 
-export interface JobContext extends CaptureContext {
-  jobs: JobQueue;
+/** What a worker runs a job with: the capture's context, and how a monitor's run ends. */
+export interface JobRunContext extends CaptureContext {
   monitorRuns: MonitorRunEnds;
+}
+
+/** What queueing a job needs besides: the queue that carries it to a worker. */
+export interface JobContext extends JobRunContext {
+  jobs: JobQueue;
 }

@@ -13,7 +13,7 @@ import { AppError, isAppError } from '../errors.ts';
 import type { CaptureJob, CompletedBatch, NewDelivery } from '../store.ts';
 import { jobAnswer, jobResult, newDeliveryId } from './job-answer.ts';
 import { openCredentials } from './job-credentials.ts';
-import type { JobContext } from './ports.ts';
+import type { JobRunContext } from './ports.ts';
 
 export interface RunJobOptions {
   /** This worker's name on the leases it takes. */
@@ -38,7 +38,7 @@ export interface RunJobOptions {
  * attempt, up to BOUNDS.jobs.maxAttempts attempts in all.
  */
 export async function runJob(
-  ctx: JobContext,
+  ctx: JobRunContext,
   job: CaptureJob,
   options: RunJobOptions,
 ): Promise<'done' | 'requeued'> {
@@ -141,7 +141,7 @@ export async function runJob(
 }
 
 async function fail(
-  ctx: JobContext,
+  ctx: JobRunContext,
   job: CaptureJob,
   owner: string,
   failure: { error: string; code: string },
@@ -201,7 +201,7 @@ function batchCompleted(
 }
 
 /** The webhook for the job's last status, if it has a webhook URL: written with it. */
-function delivery(ctx: JobContext, job: CaptureJob, now: number): NewDelivery | null {
+function delivery(ctx: JobRunContext, job: CaptureJob, now: number): NewDelivery | null {
   if (job.webhookUrl === null) return null;
   const type = job.status === 'succeeded' ? 'screenshot.succeeded' : 'screenshot.failed';
   return {
