@@ -12,7 +12,7 @@ import { after, before, it } from 'node:test';
 import { BOUNDS } from '../../src/domain/bounds.ts';
 import { account } from '../helpers/accounts.ts';
 import { describeEachDatabase, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
+import { ColourBox, type FixtureSite, sleep, startSite } from '../helpers/fixtures.ts';
 
 type Json = Record<string, unknown>;
 const PRO_RATE = 40;
@@ -20,15 +20,11 @@ const PRO_RATE = 40;
 describeEachDatabase('monitors by session (the dashboard)', (db) => {
   let t: TestApp;
   let site: FixtureSite;
-  let colour = 'rgb(0, 0, 255)';
+  const box = new ColourBox(160, 100);
 
   before(async () => {
     site = await startSite({
-      '/box': (_req, res) => {
-        res
-          .writeHead(200, { 'content-type': 'text/html' })
-          .end(page(`<div style="width:160px;height:100px;background:${colour}"></div>`));
-      },
+      '/box': box.handler,
     });
     t = await startApp({
       db,
@@ -90,7 +86,7 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
 
   it('creates, lists, changes, runs and deletes: the same monitors as the API key sees', async () => {
     const a = await account(t, { plan: 'pro', key: true });
-    colour = 'rgb(0, 0, 255)';
+    box.colour = 'rgb(0, 0, 255)';
     const m = await create(a.cookie);
     const id = String(m.id);
     assert.match(id, /^mon_/);
@@ -135,7 +131,7 @@ describeEachDatabase('monitors by session (the dashboard)', (db) => {
     const first = await runNow(a.cookie, id);
     assert.equal(first.status, 'succeeded', JSON.stringify(first));
     assert.equal(first.changed, false);
-    colour = 'rgb(0, 160, 0)';
+    box.colour = 'rgb(0, 160, 0)';
     const second = await runNow(a.cookie, id);
     assert.equal(second.changed, true, JSON.stringify(second));
     const diff = await fetch(String(second.diff_url));

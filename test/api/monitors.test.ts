@@ -15,7 +15,7 @@ import { Webhook } from 'standardwebhooks';
 import { dayBounds, MINUTE_MS, monthBounds } from '../../src/lib/time.ts';
 import { account } from '../helpers/accounts.ts';
 import { type DbKind, startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
+import { ColourBox, type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { type S3Process, startS3Process } from '../helpers/s3rver-process.ts';
 import { serviceSkip, TEST_REDIS_URL } from '../helpers/services.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
@@ -48,8 +48,8 @@ for (const { name, db, redis } of VARIANTS)
     // The clock the app reads: real time plus what the test has advanced it by.
     let offset = 0;
     const clock = () => Date.now() + offset;
-    // The colour of the /box page's known area (a quarter of the viewport), and the clock text.
-    let colour = 'rgb(0, 0, 255)';
+    // The /box page's known area (a quarter of the viewport), whose colour the runs change.
+    const box = new ColourBox();
     let ticks = 0;
     // The X-Token header of each request to /token.
     const tokens: string[] = [];
@@ -80,11 +80,7 @@ for (const { name, db, redis } of VARIANTS)
         '/broken': (_req, res) => {
           res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>down</h1>');
         },
-        '/box': (_req, res) => {
-          res
-            .writeHead(200, { 'content-type': 'text/html' })
-            .end(page(`<div style="width:200px;height:150px;background:${colour}"></div>`));
-        },
+        '/box': box.handler,
         '/clock': (_req, res) => {
           ticks++;
           res
@@ -261,7 +257,7 @@ for (const { name, db, redis } of VARIANTS)
 
     it('runs: unchanged, then a recoloured area changed, with a diff and a signed event', async () => {
       const p = await account(t, { plan: 'pro', key: true });
-      colour = 'rgb(0, 0, 255)';
+      box.colour = 'rgb(0, 0, 255)';
       const m = await create(p.key, {
         url: `${site.origin}/box`,
         options,
@@ -282,7 +278,7 @@ for (const { name, db, redis } of VARIANTS)
       assert.equal(await usage(p.key), 2);
 
       const before = hooks.received.length;
-      colour = 'rgb(0, 160, 0)';
+      box.colour = 'rgb(0, 160, 0)';
       const changed = await runNow(p.key, id);
       assert.equal(changed.changed, true, JSON.stringify(changed));
       const fraction = Number(changed.changed_fraction);
@@ -387,11 +383,11 @@ for (const { name, db, redis } of VARIANTS)
 
     it("deleting it deletes its images at once: each run's, the diff, the baseline", async () => {
       const p = await account(t, { plan: 'pro', key: true });
-      colour = 'rgb(0, 0, 255)';
+      box.colour = 'rgb(0, 0, 255)';
       const m = await create(p.key, { url: `${site.origin}/box`, options, every: '1h' });
       const id = String(m.id);
       const first = await runNow(p.key, id);
-      colour = 'rgb(0, 160, 0)';
+      box.colour = 'rgb(0, 160, 0)';
       const second = await runNow(p.key, id);
       assert.equal(second.changed, true, JSON.stringify(second));
       // The second run's image is the baseline now; the first's is an older run's.
@@ -763,15 +759,9 @@ describe('monitors on S3: deleting one deletes its objects', () => {
   let t: TestApp;
   let site: FixtureSite;
   let s3: S3Process;
-  let colour = 'rgb(0, 0, 255)';
+  const box = new ColourBox();
   before(async () => {
-    site = await startSite({
-      '/box': (_req, res) => {
-        res
-          .writeHead(200, { 'content-type': 'text/html' })
-          .end(page(`<div style="width:200px;height:150px;background:${colour}"></div>`));
-      },
-    });
+    site = await startSite({ '/box': box.handler });
     s3 = await startS3Process();
     t = await startApp({ db: 'sqlite', env: { ...s3.env, EGRESS_ALLOWLIST: site.hostPort } });
   });
@@ -806,7 +796,7 @@ describe('monitors on S3: deleting one deletes its objects', () => {
       }
     };
     const first = await runNow();
-    colour = 'rgb(0, 160, 0)';
+    box.colour = 'rgb(0, 160, 0)';
     const second = await runNow();
     assert.equal(second.changed, true, JSON.stringify(second));
     const urls = [first.image_url, second.image_url, second.diff_url].map(String);

@@ -15,7 +15,7 @@ import {
 } from '../../packages/client/src/index.ts';
 import { account, type TestPlan } from '../helpers/accounts.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
-import { type FixtureSite, page, sleep, startSite } from '../helpers/fixtures.ts';
+import { ColourBox, type FixtureSite, sleep, startSite } from '../helpers/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
 
 /** The refusal a call ends in (the test fails if it succeeds). */
@@ -33,15 +33,11 @@ describe('client library: monitors', () => {
   let t: TestApp;
   let site: FixtureSite;
   let hooks: WebhookReceiver;
-  // The colour of the /box page's box, which the test changes between runs.
-  let colour = 'rgb(0, 0, 255)';
+  // The /box page's box, whose colour the test changes between runs.
+  const box = new ColourBox();
   before(async () => {
     site = await startSite({
-      '/box': (_req, res) => {
-        res
-          .writeHead(200, { 'content-type': 'text/html' })
-          .end(page(`<div style="width:200px;height:150px;background:${colour}"></div>`));
-      },
+      '/box': box.handler,
     });
     hooks = await startWebhookReceiver();
     t = await startApp({
@@ -137,7 +133,7 @@ describe('client library: monitors', () => {
 
   it('runs now, and the runs show an unchanged run then a changed one with a diff', async () => {
     const api = await withClient('pro');
-    colour = 'rgb(0, 0, 255)';
+    box.colour = 'rgb(0, 0, 255)';
     const m = await api.monitors.create({
       url: `${site.origin}/box`,
       options: { width: 400, height: 300 },
@@ -153,7 +149,7 @@ describe('client library: monitors', () => {
     assert.equal(baseline.changed, false, 'the first run has nothing to compare with');
     assert.equal(baseline.diff_url, undefined);
 
-    colour = 'rgb(0, 160, 0)';
+    box.colour = 'rgb(0, 160, 0)';
     const next = await api.monitors.run(m.id);
     const changed = await ended(api, m.id, next.id);
     assert.equal(changed.status, 'succeeded', JSON.stringify(changed));

@@ -103,6 +103,30 @@ export function imageSize(buf: Buffer): { format: string; width: number; height:
   throw new Error('unknown image format');
 }
 
+/**
+ * A page of one box whose colour a test changes between captures (a monitor's runs): serve
+ * `handler` at a path and set `colour` before the capture that should see it.
+ */
+export class ColourBox {
+  colour = 'rgb(0, 0, 255)';
+  readonly width: number;
+  readonly height: number;
+  constructor(width = 200, height = 150) {
+    this.width = width;
+    this.height = height;
+  }
+
+  readonly handler: Handler = (_req, res) => {
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end(
+        page(
+          `<div style="width:${this.width}px;height:${this.height}px;background:${this.colour}"></div>`,
+        ),
+      );
+  };
+}
+
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export type Rgb = [number, number, number];

@@ -19,6 +19,7 @@ import { account, type TestPlan } from '../helpers/accounts.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import {
   assertNear,
+  ColourBox,
   type FixtureSite,
   page,
   pngPixel,
@@ -56,18 +57,14 @@ function image(result: CallToolResult): PNG {
 describe('MCP server over stdio against the service', () => {
   let t: TestApp;
   let site: FixtureSite;
-  let colour = 'rgb(0, 0, 255)';
+  const box = new ColourBox();
   const host = mcpHost();
   before(async () => {
     site = await startSite({
       '/': page(
         `<div style="height:100vh;background:rgb(${BACKGROUND.join(',')})"><div id="box" style="position:absolute;left:40px;top:30px;width:300px;height:120px;background:rgb(${BOX.join(',')})"></div></div>`,
       ),
-      '/watched': (_req, res) => {
-        res
-          .writeHead(200, { 'content-type': 'text/html' })
-          .end(page(`<div style="width:200px;height:150px;background:${colour}"></div>`));
-      },
+      '/watched': box.handler,
     });
     t = await startApp({
       db: 'sqlite',
@@ -298,7 +295,7 @@ describe('MCP server over stdio against the service', () => {
     assert.equal((await runNow()).status, 'succeeded');
     const none = await call(client, 'list_monitor_changes', { monitor_id: id });
     assert.deepEqual(facts(none).changes, []);
-    colour = 'rgb(255, 0, 0)';
+    box.colour = 'rgb(255, 0, 0)';
     const changedRun = await runNow();
     assert.equal(changedRun.changed, true);
     assert.equal((await runNow()).changed, false, 'the same page again');
