@@ -129,6 +129,25 @@ for (const { name, db, redis } of VARIANTS)
     const runs = async (key: string, id: string) =>
       ((await (await api(key, `/v1/monitors/${id}/runs`)).json()) as { data: Json[] }).data;
     /** Runs the monitor now and waits for the run's end. */
+    /** The account's jobs once every one has ended (a worker ends a run, then its job). */
+    const endedJobs = async (userId: number, timeoutMs = 60_000) => {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const jobs = await t.deps.database.db
+          .selectFrom('capture_jobs')
+          .select(['status', 'result', 'error', 'monitor_run_id', 'key_id'])
+          .where('user_id', '=', userId)
+          .execute();
+        if (
+          jobs.length > 0 &&
+          jobs.every((j) => j.status === 'succeeded' || j.status === 'failed')
+        ) {
+          return jobs;
+        }
+        assert.ok(Date.now() < end, `the jobs ended: ${JSON.stringify(jobs)}`);
+        await sleep(100);
+      }
+    };
     const runNow = async (key: string, id: string): Promise<Json> => {
       const res = await api(key, `/v1/monitors/${id}/run`, { method: 'POST' });
       assert.equal(res.status, 202, await res.clone().text());
@@ -470,21 +489,9 @@ for (const { name, db, redis } of VARIANTS)
       } finally {
         slowGate.resolve();
       }
-      let result: Json | null = null;
-      const end = Date.now() + 60_000;
-      for (;;) {
-        const [job] = await t.deps.database.db
-          .selectFrom('capture_jobs')
-          .select(['status', 'result'])
-          .where('user_id', '=', p.id)
-          .execute();
-        if (job?.status === 'succeeded') {
-          result = JSON.parse(String(job.result)) as Json;
-          break;
-        }
-        assert.ok(Date.now() < end, `the job ended: ${JSON.stringify(job)}`);
-        await sleep(100);
-      }
+      const [job] = await endedJobs(p.id);
+      assert.equal(job?.status, 'succeeded', JSON.stringify(job));
+      const result = JSON.parse(String(job?.result)) as Json;
       const url = String(result.image_url);
       assert.match(url, /\/images\//);
       assert.equal((await fetch(url)).status, 404, 'the image it stored is not online');
@@ -645,20 +652,9 @@ for (const { name, db, redis } of VARIANTS)
       const run = await runNow(p.key, String(m.id));
       assert.equal(run.status, 'succeeded', JSON.stringify(run));
       // The worker ends the run, then its job: the job's row may lag the run by a moment.
-      const readJobs = () =>
-        t.deps.database.db
-          .selectFrom('capture_jobs')
-          .select(['status', 'monitor_run_id', 'key_id'])
-          .where('user_id', '=', p.id)
-          .execute();
-      let jobs = await readJobs();
-      for (let end = Date.now() + 30_000; jobs.some((j) => j.status !== 'succeeded'); ) {
-        assert.ok(Date.now() < end, `the job ended: ${JSON.stringify(jobs)}`);
-        await sleep(100);
-        jobs = await readJobs();
-      }
+      const jobs = await endedJobs(p.id, 30_000);
       assert.deepEqual(
-        jobs.map((j) => ({ ...j })),
+        jobs.map(({ status, monitor_run_id, key_id }) => ({ status, monitor_run_id, key_id })),
         [{ status: 'succeeded', monitor_run_id: run.id, key_id: null }],
       );
       // One run of a monitor at a time: a run now while one is queued or rendering is a 409.
@@ -695,20 +691,9 @@ for (const { name, db, redis } of VARIANTS)
       } finally {
         leave();
       }
-      const end = Date.now() + 30_000;
-      for (;;) {
-        const [job] = await t.deps.database.db
-          .selectFrom('capture_jobs')
-          .select(['status', 'error'])
-          .where('user_id', '=', p.id)
-          .execute();
-        if (job?.status === 'failed') {
-          assert.match(String(job.error), /the monitor was deleted/);
-          break;
-        }
-        assert.ok(Date.now() < end, `the job ended: ${JSON.stringify(job)}`);
-        await sleep(100);
-      }
+      const [job] = await endedJobs(p.id, 30_000);
+      assert.equal(job?.status, 'failed', JSON.stringify(job));
+      assert.match(String(job?.error), /the monitor was deleted/);
       assert.equal(await usage(p.key), 0, 'its unit came back');
       assert.equal(tokens.length, before, 'the page was never loaded');
     });
