@@ -54,9 +54,11 @@ import { defaultRenderConcurrency } from '../src/config/config.ts';
 import { resolveCaptureOptions } from '../src/domain/captures/capture-options.ts';
 import type { ImageFormat, Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
 import { DEFAULT_PLANS } from '../src/domain/plans.ts';
+import { silentLogger } from '../src/lib/logger.ts';
 import { newApiKey } from '../test/helpers/accounts.ts';
 import { startApp, type TestApp } from '../test/helpers/app.ts';
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
+import { renderSettings } from '../test/helpers/render-settings.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
 import { type BenchSites, REALISTIC_HEIGHT, startBenchSites } from './fixtures/site.ts';
 import { median, percentile } from './stats.ts';
@@ -744,13 +746,14 @@ async function engineTable(
     const dir = join(dataDir, `engine-${engine}`);
     const renderer = createBrowserRenderer({
       policy,
-      chromium: {
-        dataDir: dir,
+      render: renderSettings({
         concurrency: SLOTS,
         queueSize: 100,
         maxPageHeight: 16_384,
-        executablePath: ENGINE_PATHS[engine],
-      },
+        chromePath: ENGINE_PATHS[engine],
+      }),
+      dataDir: dir,
+      logger: silentLogger,
     });
     return { engine, dir, renderer };
   });
@@ -819,7 +822,9 @@ export async function runCaptureBench(
     const egress = createEgress({ allowlist: sites.hostPorts.join(','), selfPorts: [] });
     const lazy = createBrowserRenderer({
       policy: egress.pagePolicy,
-      chromium: { dataDir, concurrency: SLOTS, queueSize: 100, maxPageHeight: 16_384 },
+      render: renderSettings({ concurrency: SLOTS, queueSize: 100, maxPageHeight: 16_384 }),
+      dataDir,
+      logger: silentLogger,
     });
     renderer = lazy;
     await lazy.warm();
@@ -1081,12 +1086,9 @@ export async function runCaptureBench(
       const soakDir = join(dataDir, 'soak');
       const soakRenderer = createBrowserRenderer({
         policy: egress.pagePolicy,
-        chromium: {
-          dataDir: soakDir,
-          concurrency: SLOTS,
-          queueSize: 100,
-          maxPageHeight: 16_384,
-        },
+        render: renderSettings({ concurrency: SLOTS, queueSize: 100, maxPageHeight: 16_384 }),
+        dataDir: soakDir,
+        logger: silentLogger,
       });
       renderer = soakRenderer;
       await soakRenderer.warm();

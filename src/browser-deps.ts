@@ -27,11 +27,10 @@ export interface BrowserDepsOptions {
   interfaceAddresses?: () => Iterable<string>;
   /** Told about every connection the egress proxy refused. */
   onRefused?: () => void;
-  logger?: Logger;
+  logger: Logger;
 }
 
-export function buildBrowser(config: Config, options: BrowserDepsOptions = {}): BrowserDeps {
-  const logger = options.logger;
+export function buildBrowser(config: Config, options: BrowserDepsOptions): BrowserDeps {
   const egress = createEgress({
     allowlist: config.render.egressAllowlist,
     selfPorts: [config.server.port],
@@ -40,19 +39,10 @@ export function buildBrowser(config: Config, options: BrowserDepsOptions = {}): 
   });
   const renderer = createBrowserRenderer({
     policy: egress.pagePolicy,
-    chromium: {
-      ...(config.render.chromePath ? { executablePath: config.render.chromePath } : {}),
-      dataDir: config.data.dir,
-      concurrency: config.render.concurrency,
-      queueSize: config.render.queueSize,
-      maxPageHeight: config.render.maxPageHeight,
-      maxImagePixels: config.render.maxImagePixels,
-      rendererMaxMemoryBytes: config.render.rendererMaxMemoryBytes,
-      settleMaxMs: config.render.settleMaxMs,
-      maxMessageBytes: config.render.maxMessageBytes,
-    },
+    render: config.render,
+    dataDir: config.data.dir,
     ...(options.onRefused ? { onRefused: options.onRefused } : {}),
-    ...(logger ? { logger } : {}),
+    logger: options.logger,
   });
   return { guard: egress.guard, renderer, webhookPolicy: egress.webhookPolicy };
 }

@@ -1,9 +1,11 @@
 import { enableCompileCache } from 'node:module';
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import { ConfigError, loadConfig } from './config/config.ts';
+import { type Config, ConfigError, loadConfig } from './config/config.ts';
 import type { AppDeps } from './deps.ts';
+import type { App } from './http/types.ts';
 import type { Logger } from './lib/logger.ts';
+import type { Maintenance } from './maintenance.ts';
 
 /**
  * load config -> start Chromium -> load the rest -> build dependencies -> build app -> start
@@ -24,49 +26,17 @@ const SHUTDOWN_CLEANUP_MS = 15_000;
 const MAX_EARLY_LOG_LINES = 100;
 
 async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
-  try {
-    config = loadConfig(process.env);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(78); // EX_CONFIG
-    }
-    throw err;
-  }
-
+  const config = readConfig();
   // Ours alone (a cache anyone could write to could inject code): under DATA_DIR.
   enableCompileCache(join(config.data.dir, 'cache', 'node'));
   const { buildBrowser } = await import('./browser-deps.ts');
 
-  // The dependencies log through the app's logger once it exists; what they say before (the
-  // browser starts first) is kept until then.
-  let log: FastifyBaseLogger | undefined;
-  const early: Array<[Level, object, string]> = [];
-  const write = (level: Level) => (obj: object, msg: string) => {
-    if (log) log[level](obj, msg);
-    else if (early.length < MAX_EARLY_LOG_LINES) early.push([level, obj, msg]);
-  };
-  const logger: Logger = {
-    debug: write('debug'),
-    info: write('info'),
-    warn: write('warn'),
-    error: write('error'),
-  };
-  if (process.getuid?.() === 0) {
-    // Chromium will not sandbox its renderers for root (adapters/browser/process/
-    // chromium-flags.ts): a renderer exploit would then run as root beside this process, its
-    // environment and its files. Said in every environment: `npm start` as root is the same
-    // browser. The supervisor says it again once it has read the renderers' own state.
-    logger.warn(
-      { uid: 0 },
-      "running as root: Chromium's renderers run without their sandbox; run the service as an unprivileged user (docs/security.md)",
-    );
-  }
+  const boot = new BootLog();
+  warnIfRoot(boot.logger);
   let deps: AppDeps | undefined;
   const browser = buildBrowser(config, {
     onRefused: () => deps?.metrics.refused('ssrf'),
-    logger,
+    logger: boot.logger,
   });
   // A failure is logged by the renderer, reported by /readyz and retried in the background;
   // captures meanwhile answer 503.
@@ -80,29 +50,26 @@ async function main(): Promise<void> {
     ],
   );
   try {
-    deps = await buildDeps(config, { logger, browser });
+    deps = await buildDeps(config, { logger: boot.logger, browser });
   } catch (err) {
     await browser.renderer.close().catch(() => {});
     if (err instanceof PlansFileError) {
       // What was said before the logger existed is not lost with the boot.
-      for (const [level, obj, msg] of early) {
-        process.stderr.write(`${JSON.stringify({ level, ...obj, msg })}\n`);
-      }
+      boot.dump();
       process.stderr.write(`${err.message}\n`);
       process.exit(78);
     }
     throw err;
   }
 
-  let app: Awaited<ReturnType<typeof buildApp>>;
+  let app: App;
   try {
     app = await buildApp(deps);
   } catch (err) {
     await deps.close();
     throw err;
   }
-  log = app.log;
-  for (const [level, obj, msg] of early.splice(0)) app.log[level](obj, msg);
+  boot.attach(app.log);
   const maintenance = startMaintenance(
     {
       sweep: deps.sweep,
@@ -115,22 +82,102 @@ async function main(): Promise<void> {
       sweepIntervalMs: config.data.sweepIntervalMs,
       holdSweepMs: config.quota.holdLeaseMs / 4,
       orphanSweepMs: config.data.orphanMinAgeMs / 2,
-      logger,
+      logger: boot.logger,
     },
   );
+  shutDownOnSignals({ app, deps, maintenance, graceMs: config.server.shutdownGraceMs });
+
+  await app.listen({ port: config.server.port, host: config.server.host });
+  app.log.info(
+    {
+      public_url: config.server.publicUrl.origin,
+      database: deps.database.dialect,
+      storage: deps.storage.kind,
+    },
+    `ready: docs at ${config.server.publicUrl.origin}/docs`,
+  );
+}
+
+/** The configuration, or the list of its problems on stderr and exit 78 (EX_CONFIG). */
+function readConfig(): Config {
+  try {
+    return loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78); // EX_CONFIG
+    }
+    throw err;
+  }
+}
+
+/**
+ * The logger of the boot: the dependencies log through the app's logger once it exists; what
+ * they say before (the browser starts first) is kept until then.
+ */
+class BootLog {
+  readonly logger: Logger;
+  #log: FastifyBaseLogger | undefined;
+  readonly #early: Array<[Level, object, string]> = [];
+
+  constructor() {
+    const write = (level: Level) => (obj: object, msg: string) => {
+      if (this.#log) this.#log[level](obj, msg);
+      else if (this.#early.length < MAX_EARLY_LOG_LINES) this.#early.push([level, obj, msg]);
+    };
+    this.logger = {
+      debug: write('debug'),
+      info: write('info'),
+      warn: write('warn'),
+      error: write('error'),
+    };
+  }
+
+  /** From now on lines go to the app's logger, the kept ones first. */
+  attach(log: FastifyBaseLogger): void {
+    this.#log = log;
+    for (const [level, obj, msg] of this.#early.splice(0)) log[level](obj, msg);
+  }
+
+  /** The kept lines to stderr, for a boot that ends before the app's logger exists. */
+  dump(): void {
+    for (const [level, obj, msg] of this.#early) {
+      process.stderr.write(`${JSON.stringify({ level, ...obj, msg })}\n`);
+    }
+  }
+}
+
+function warnIfRoot(logger: Logger): void {
+  if (process.getuid?.() !== 0) return;
+  // Chromium will not sandbox its renderers for root (adapters/browser/process/
+  // chromium-flags.ts): a renderer exploit would then run as root beside this process, its
+  // environment and its files. Said in every environment: `npm start` as root is the same
+  // browser. The supervisor says it again once it has read the renderers' own state.
+  logger.warn(
+    { uid: 0 },
+    "running as root: Chromium's renderers run without their sandbox; run the service as an unprivileged user (docs/security.md)",
+  );
+}
+
+/**
+ * SIGTERM (docs/deployment.md, "Shutdown"): new requests are refused (503 overloaded,
+ * Retry-After) while the ones in flight finish; job workers and the webhook deliverer take
+ * nothing more and let go of deliveries being sent; captures still running when the grace
+ * ends are cut off (503, their units given back), and jobs cut off go back to the queue at
+ * once. Then the browser pool (its processes, profile and temp directory), storage and the
+ * database close, and the process exits 0.
+ */
+function shutDownOnSignals(running: {
+  app: App;
+  deps: AppDeps;
+  maintenance: Maintenance;
+  graceMs: number;
+}): void {
+  const { app, deps, maintenance, graceMs } = running;
   let stopping = false;
-  /**
-   * SIGTERM (docs/deployment.md, "Shutdown"): new requests are refused (503 overloaded,
-   * Retry-After) while the ones in flight finish; job workers and the webhook deliverer take
-   * nothing more and let go of deliveries being sent; captures still running when the grace
-   * ends are cut off (503, their units given back), and jobs cut off go back to the queue at
-   * once. Then the browser pool (its processes, profile and temp directory), storage and the
-   * database close, and the process exits 0.
-   */
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    const graceMs = config.server.shutdownGraceMs;
     app.log.info({ signal, grace_ms: graceMs }, 'shutting down: draining HTTP and jobs');
     // Only a close that hangs past the grace and the cleanup ends the process this way.
     const force = setTimeout(() => {
@@ -158,16 +205,6 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-
-  await app.listen({ port: config.server.port, host: config.server.host });
-  app.log.info(
-    {
-      public_url: config.server.publicUrl.origin,
-      database: deps.database.dialect,
-      storage: deps.storage.kind,
-    },
-    `ready: docs at ${config.server.publicUrl.origin}/docs`,
-  );
 }
 
 main().catch((err) => {

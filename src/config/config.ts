@@ -61,22 +61,7 @@ export interface Config {
   /** Prefix of every Redis key and channel, so several deployments can share one Redis. */
   redisPrefix: string;
   plansFile: string | undefined;
-  render: {
-    chromePath: string | undefined;
-    concurrency: number;
-    queueSize: number;
-    timeoutMs: number;
-    maxPageHeight: number;
-    /** Pixels (width x height, device px) an image may hold; beyond it the height is cut. */
-    maxImagePixels: number;
-    /** Resident memory one renderer process may hold before it is killed. */
-    rendererMaxMemoryBytes: number;
-    /** The wait for the page at rest after load, at most (ms); 0 turns it off. */
-    settleMaxMs: number;
-    /** Largest CDP message read from Chromium; a larger one replaces the browser. */
-    maxMessageBytes: number;
-    egressAllowlist: string;
-  };
+  render: RenderSettings;
   storage:
     | { kind: 'disk'; dir: string }
     | {
@@ -110,6 +95,32 @@ export interface Config {
   serverSecret: string | undefined;
 }
 
+/**
+ * The render section: what the renderer (adapters/browser) is built with, and the capture
+ * deadline the domain gives each render.
+ */
+export interface RenderSettings {
+  /** Chromium binary; unset: findChromium()'s search (the usual install paths). */
+  chromePath: string | undefined;
+  /** Captures rendered at once. */
+  concurrency: number;
+  /** Captures allowed to wait for a slot; more are refused (503 `overloaded`). */
+  queueSize: number;
+  /** A capture's deadline, its wait for a slot included. */
+  timeoutMs: number;
+  /** Device px; full-page and element images are cut there (WebP: at 16,383 at most). */
+  maxPageHeight: number;
+  /** Pixels (width x height, device px) an image may hold; beyond it the height is cut. */
+  maxImagePixels: number;
+  /** Resident memory one renderer process may hold before it is killed. */
+  rendererMaxMemoryBytes: number;
+  /** The wait for the page at rest after load, at most (ms); 0 turns it off. */
+  settleMaxMs: number;
+  /** Largest CDP message read from Chromium; a larger one replaces the browser. */
+  maxMessageBytes: number;
+  egressAllowlist: string;
+}
+
 /** The payment provider: Stripe when its settings are given, else the built-in local one. */
 export type BillingConfig =
   | { provider: 'local' }
@@ -141,7 +152,37 @@ export function loadConfig(env: Env): Config {
     ['development', 'production', 'test'] as const,
     'development',
   );
+  // The render section first: the server's shutdown grace and the job workers default from it.
+  const render = parseRender(r);
+  const server = parseServer(r, render.timeoutMs);
+  const data = parseData(r);
+  const config: Config = {
+    nodeEnv,
+    server,
+    data,
+    ...parseRedis(r),
+    plansFile: r.optional('PLANS_FILE'),
+    render,
+    storage: parseStorage(r, data.dir),
+    billing: parseBilling(r, nodeEnv),
+    jobs: {
+      // Queued work (async captures, batches, monitor runs) leaves one render slot to the
+      // synchronous captures, whose callers are waiting: one sent while the queue is deep
+      // waits for no render at all, not for the one in progress.
+      workers: r.int('ASYNC_WORKERS', Math.max(1, render.concurrency - 1), 0, 64),
+      leaseMs: r.int('JOB_LEASE_MS', 30_000, 2_000, 600_000),
+    },
+    quota: {
+      // At most 90 s: a dead node's units are back within 2 minutes (docs/plans-and-limits.md).
+      holdLeaseMs: r.int('QUOTA_HOLD_LEASE_MS', 60_000, 2_000, 90_000),
+    },
+    serverSecret: parseServerSecret(r, nodeEnv),
+  };
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}
 
+function parseServer(r: EnvReader, renderTimeoutMs: number): Config['server'] {
   // Not 0: PUBLIC_URL is derived from the port, and the egress guard refuses the service's own
   // port, so both must know the real one before listening.
   const port = r.int('PORT', 8080, 1, 65535);
@@ -150,15 +191,34 @@ export function loadConfig(env: Env): Config {
   if (publicUrl.pathname !== '/' || publicUrl.search || publicUrl.hash) {
     r.problem('PUBLIC_URL must be an origin without a path, query or fragment');
   }
-
   const dashboardOrigins = parseOrigins(r, r.optional('DASHBOARD_ORIGINS')) ?? [publicUrl.origin];
   const trustProxy = parseTrustProxy(r, r.optional('TRUST_PROXY'));
   const metricsToken = r.optional('METRICS_TOKEN');
   if (metricsToken !== undefined && !/^[\x21-\x7e]{16,512}$/.test(metricsToken)) {
     r.problem('METRICS_TOKEN must be 16 to 512 printable characters without spaces');
   }
+  if (r.raw('SHUTDOWN_TIMEOUT_MS') !== undefined) {
+    r.problem('SHUTDOWN_TIMEOUT_MS was replaced by SHUTDOWN_GRACE_SECONDS (in seconds)');
+  }
+  return {
+    port,
+    host,
+    publicUrl,
+    dashboardOrigins,
+    trustProxy,
+    metricsToken,
+    logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    bodyLimitBytes: BOUNDS.http.bodyBytes,
+    passwordHashCost: r.int('PASSWORD_HASH_COST', 15, 10, 17),
+    keepAliveTimeoutMs: BOUNDS.http.keepAliveTimeoutMs,
+    // By default a capture accepted just before the signal still ends on its own deadline.
+    shutdownGraceMs:
+      r.int('SHUTDOWN_GRACE_SECONDS', Math.ceil(renderTimeoutMs / 1000) + 10, 1, 3_600) * 1000,
+  };
+}
 
-  const dataDir = path.resolve(r.string('DATA_DIR', './data'));
+function parseData(r: EnvReader): Config['data'] {
+  const dir = path.resolve(r.string('DATA_DIR', './data'));
   const databaseUrl = r.url('DATABASE_URL', ['postgres:', 'postgresql:']);
   const databaseSchema = r.optional('DATABASE_SCHEMA');
   if (databaseSchema !== undefined) {
@@ -169,88 +229,51 @@ export function loadConfig(env: Env): Config {
     if (r.raw('DATABASE_URL') === undefined)
       r.problem('DATABASE_SCHEMA is set but DATABASE_URL is not');
   }
+  return {
+    dir,
+    databaseUrl,
+    databaseSchema,
+    sweepIntervalMs: r.int('SWEEP_INTERVAL_MS', 60_000, 1_000, 3_600_000),
+    orphanMinAgeMs: r.int('ORPHAN_IMAGE_MIN_AGE_MS', 3_600_000, 5_000, 86_400_000),
+  };
+}
+
+function parseRedis(r: EnvReader): Pick<Config, 'redisUrl' | 'redisPrefix'> {
   const redisUrl = r.url('REDIS_URL', ['redis:', 'rediss:']);
   const redisPrefix = r.string('REDIS_PREFIX', 'shotsmith:');
   if (!/^[A-Za-z0-9:_.-]{1,64}$/.test(redisPrefix)) {
     r.problem('REDIS_PREFIX must be 1 to 64 characters of A-Z a-z 0-9 : _ . -');
   }
+  return { redisUrl, redisPrefix };
+}
 
-  const renderConcurrency = r.int('RENDER_CONCURRENCY', defaultRenderConcurrency(), 1, 64);
-  const renderTimeoutMs = r.int('RENDER_TIMEOUT_MS', 30_000, 1_000, 300_000);
-  if (r.raw('SHUTDOWN_TIMEOUT_MS') !== undefined) {
-    r.problem('SHUTDOWN_TIMEOUT_MS was replaced by SHUTDOWN_GRACE_SECONDS (in seconds)');
-  }
-  const config: Config = {
-    nodeEnv,
-    server: {
-      port,
-      host,
-      publicUrl,
-      dashboardOrigins,
-      trustProxy,
-      metricsToken,
-      logLevel: r.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
-      bodyLimitBytes: BOUNDS.http.bodyBytes,
-      passwordHashCost: r.int('PASSWORD_HASH_COST', 15, 10, 17),
-      keepAliveTimeoutMs: BOUNDS.http.keepAliveTimeoutMs,
-      // By default a capture accepted just before the signal still ends on its own deadline.
-      shutdownGraceMs:
-        r.int('SHUTDOWN_GRACE_SECONDS', Math.ceil(renderTimeoutMs / 1000) + 10, 1, 3_600) * 1000,
-    },
-    data: {
-      dir: dataDir,
-      databaseUrl,
-      databaseSchema,
-      sweepIntervalMs: r.int('SWEEP_INTERVAL_MS', 60_000, 1_000, 3_600_000),
-      orphanMinAgeMs: r.int('ORPHAN_IMAGE_MIN_AGE_MS', 3_600_000, 5_000, 86_400_000),
-    },
-    redisUrl,
-    redisPrefix,
-    plansFile: r.optional('PLANS_FILE'),
-    render: {
-      chromePath: r.optional('CHROME_PATH'),
-      concurrency: renderConcurrency,
-      queueSize: r.int('RENDER_QUEUE', 50, 0, 10_000),
-      timeoutMs: renderTimeoutMs,
-      // Taller than Chromium draws in one piece: such images are drawn in slices and joined
-      // (tall-image.ts). 65,535 is JPEG's own limit; WebP's is 16,383, applied per capture.
-      maxPageHeight: r.int('MAX_PAGE_HEIGHT', 65_535, 256, 65_535),
-      // 64 megapixels in the ordinary (SI) sense. At most 90 million: an image arrives as one
-      // CDP message (the base64 of a PNG), which must fit CDP_MAX_MESSAGE_MB (checked below).
-      maxImagePixels: r.int('MAX_IMAGE_PIXELS', 64_000_000, 1_000_000, 90_000_000),
-      rendererMaxMemoryBytes: r.int('RENDERER_MAX_MEMORY_MB', 2_048, 128, 65_536) * 2 ** 20,
-      settleMaxMs: r.int('SETTLE_MAX_MS', 2_000, 0, 30_000),
-      // At most 480 MiB: a message is decoded into one string, and V8's longest is 512 MiB.
-      maxMessageBytes:
-        r.int('CDP_MAX_MESSAGE_MB', BOUNDS.browser.maxProtocolMessageBytes / 2 ** 20, 16, 480) *
-        2 ** 20,
-      egressAllowlist: r.string('EGRESS_ALLOWLIST', ''),
-    },
-    storage: parseStorage(r, dataDir),
-    billing: parseBilling(r, nodeEnv),
-    jobs: {
-      // Queued work (async captures, batches, monitor runs) leaves one render slot to the
-      // synchronous captures, whose callers are waiting: one sent while the queue is deep
-      // waits for no render at all, not for the one in progress.
-      workers: r.int('ASYNC_WORKERS', Math.max(1, renderConcurrency - 1), 0, 64),
-      leaseMs: r.int('JOB_LEASE_MS', 30_000, 2_000, 600_000),
-    },
-    quota: {
-      // At most 90 s: a dead node's units are back within 2 minutes (docs/plans-and-limits.md).
-      holdLeaseMs: r.int('QUOTA_HOLD_LEASE_MS', 60_000, 2_000, 90_000),
-    },
-    serverSecret: parseServerSecret(r, nodeEnv),
+function parseRender(r: EnvReader): RenderSettings {
+  const render: RenderSettings = {
+    chromePath: r.optional('CHROME_PATH'),
+    concurrency: r.int('RENDER_CONCURRENCY', defaultRenderConcurrency(), 1, 64),
+    queueSize: r.int('RENDER_QUEUE', 50, 0, 10_000),
+    timeoutMs: r.int('RENDER_TIMEOUT_MS', 30_000, 1_000, 300_000),
+    // Taller than Chromium draws in one piece: such images are drawn in slices and joined
+    // (tall-image.ts). 65,535 is JPEG's own limit; WebP's is 16,383, applied per capture.
+    maxPageHeight: r.int('MAX_PAGE_HEIGHT', 65_535, 256, 65_535),
+    // 64 megapixels in the ordinary (SI) sense. At most 90 million: an image arrives as one
+    // CDP message (the base64 of a PNG), which must fit CDP_MAX_MESSAGE_MB (checked below).
+    maxImagePixels: r.int('MAX_IMAGE_PIXELS', 64_000_000, 1_000_000, 90_000_000),
+    rendererMaxMemoryBytes: r.int('RENDERER_MAX_MEMORY_MB', 2_048, 128, 65_536) * 2 ** 20,
+    settleMaxMs: r.int('SETTLE_MAX_MS', 2_000, 0, 30_000),
+    // At most 480 MiB: a message is decoded into one string, and V8's longest is 512 MiB.
+    maxMessageBytes:
+      r.int('CDP_MAX_MESSAGE_MB', BOUNDS.browser.maxProtocolMessageBytes / 2 ** 20, 16, 480) *
+      2 ** 20,
+    egressAllowlist: r.string('EGRESS_ALLOWLIST', ''),
   };
-
-  const imageMessage = largestImageMessageBytes(config.render.maxImagePixels);
-  if (imageMessage > config.render.maxMessageBytes) {
+  const imageMessage = largestImageMessageBytes(render.maxImagePixels);
+  if (imageMessage > render.maxMessageBytes) {
     r.problem(
-      `CDP_MAX_MESSAGE_MB must be at least ${Math.ceil(imageMessage / 2 ** 20)} for MAX_IMAGE_PIXELS=${config.render.maxImagePixels} (an image of that size arrives in one message)`,
+      `CDP_MAX_MESSAGE_MB must be at least ${Math.ceil(imageMessage / 2 ** 20)} for MAX_IMAGE_PIXELS=${render.maxImagePixels} (an image of that size arrives in one message)`,
     );
   }
-
-  if (r.problems.length > 0) throw new ConfigError(r.problems);
-  return config;
+  return render;
 }
 
 /**

@@ -183,7 +183,7 @@ for (const { engine, path } of ENGINES) {
         },
         '127.0.0.2',
       );
-      t = await startRenderer({ executablePath: path, concurrency: 1 });
+      t = await startRenderer({ chromePath: path, concurrency: 1 });
     });
     after(async () => {
       await t?.close();

@@ -7,11 +7,13 @@ import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from 'node:path';
 import { decode as decodeJpeg } from 'jpeg-js';
 import { PNG } from 'pngjs';
-import type {
-  ChromiumRenderer,
-  ChromiumRendererOptions,
+import {
+  type ChromiumRenderer,
+  type ChromiumRendererOptions,
+  createChromiumRenderer,
+  RENDERER_TUNING,
+  type RendererTuning,
 } from '../../src/adapters/browser/pool/chromium-renderer.ts';
-import { createChromiumRenderer } from '../../src/adapters/browser/pool/chromium-renderer.ts';
 import {
   findChromium,
   launchableBinary,
@@ -21,12 +23,14 @@ import {
   processesMentioning,
   processTree,
 } from '../../src/adapters/browser/process/proc.ts';
+import type { RenderSettings } from '../../src/config/config.ts';
 import { resolveCaptureOptions } from '../../src/domain/captures/capture-options.ts';
 import type { Renderer, RenderOptions } from '../../src/domain/captures/renderer.ts';
 import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
 import { DEFAULT_PLANS } from '../../src/domain/plans.ts';
-import type { Logger } from '../../src/lib/logger.ts';
+import { type Logger, silentLogger } from '../../src/lib/logger.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
+import { renderSettings } from '../helpers/render-settings.ts';
 
 export interface TestRenderer {
   renderer: ChromiumRenderer;
@@ -58,18 +62,30 @@ export function renderOptions(options: Partial<RenderOptions> & { url: string })
   return { ...DEFAULTS, width: 400, height: 300, ...options };
 }
 
-export async function startRenderer(
-  options: Partial<Omit<ChromiumRendererOptions, 'dataDir'>> = {},
-): Promise<TestRenderer> {
+/**
+ * What a browser test changes, by name: render settings (the config's defaults otherwise), the
+ * renderer's tuning (RENDERER_TUNING otherwise), and its hooks.
+ */
+export type TestRendererOptions = Partial<RenderSettings> &
+  Partial<RendererTuning> &
+  Partial<Pick<ChromiumRendererOptions, 'proxyUrl' | 'checkNavigation' | 'logger'>>;
+
+export async function startRenderer(options: TestRendererOptions = {}): Promise<TestRenderer> {
   const dataDir = await longDataDir('browser-test');
+  const { proxyUrl, checkNavigation, logger, ...settings } = options;
+  const render: Record<string, unknown> = {};
+  const tuning: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(settings)) {
+    (name in RENDERER_TUNING ? tuning : render)[name] = value;
+  }
   const renderer = await createChromiumRenderer({
-    concurrency: 2,
-    queueSize: 10,
-    maxPageHeight: 16_384,
-    // BROWSER_TEST_LOG=1 prints the renderer's log lines while debugging a test.
-    ...(process.env.BROWSER_TEST_LOG ? { logger: consoleLogger } : {}),
-    ...options,
+    render: renderSettings({ concurrency: 2, queueSize: 10, maxPageHeight: 16_384, ...render }),
+    tuning,
     dataDir,
+    // BROWSER_TEST_LOG=1 prints the renderer's log lines while debugging a test.
+    logger: logger ?? (process.env.BROWSER_TEST_LOG ? consoleLogger : silentLogger),
+    ...(proxyUrl ? { proxyUrl } : {}),
+    ...(checkNavigation ? { checkNavigation } : {}),
   });
   return {
     renderer,

@@ -12,8 +12,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createChromiumRenderer } from '../../src/adapters/browser/pool/chromium-renderer.ts';
 import { isAlive } from '../../src/adapters/browser/process/proc.ts';
 import { chromiumTempRoot } from '../../src/adapters/browser/process/profile-dirs.ts';
+import { silentLogger } from '../../src/lib/logger.ts';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
+import { renderSettings } from '../helpers/render-settings.ts';
 import {
   browserPid,
   chromiumProcesses,
@@ -192,10 +194,9 @@ describe('browser lifecycle', () => {
     await until(() => orphan.pid !== undefined && isAlive(orphan.pid));
     await until(() => handler.pid !== undefined && isAlive(handler.pid));
     const renderer = await createChromiumRenderer({
+      render: renderSettings({ concurrency: 1, queueSize: 1, maxPageHeight: 16_384 }),
       dataDir,
-      concurrency: 1,
-      queueSize: 1,
-      maxPageHeight: 16_384,
+      logger: silentLogger,
     });
     try {
       assert.equal(existsSync(stale), false, 'stale profile removed');

@@ -11,6 +11,7 @@ import {
 } from '../../src/adapters/browser/process/find-chromium.ts';
 import { MemoryWatchdog } from '../../src/adapters/browser/process/memory-watchdog.ts';
 import { killTree, rendererSandbox } from '../../src/adapters/browser/process/proc.ts';
+import { silentLogger } from '../../src/lib/logger.ts';
 
 /*
  * The watchdog's discovery on a real, sandboxed Chromium (its pure discovery tests are beside
@@ -73,7 +74,7 @@ describe('MemoryWatchdog on a sandboxed Chromium', () => {
       for (let i = 0; i < 200 && renderers.length === 0; i++) {
         await sleep(100);
         // Discovery refreshes once a second; a fresh watchdog lists at once.
-        const fresh = new MemoryWatchdog(pid, { limitBytes: 2 ** 40 });
+        const fresh = new MemoryWatchdog(pid, { limitBytes: 2 ** 40, logger: silentLogger });
         fresh.check();
         renderers = fresh.renderers();
       }
@@ -94,7 +95,7 @@ describe('MemoryWatchdog on a sandboxed Chromium', () => {
       }
       assert.equal(state, 'on');
 
-      const killer = new MemoryWatchdog(pid, { limitBytes: 1024 });
+      const killer = new MemoryWatchdog(pid, { limitBytes: 1024, logger: silentLogger });
       killer.check();
       assert.ok(killer.kills > 0, 'no renderer was killed');
       for (let i = 0; i < 50 && existsSync(`/proc/${renderer}/cmdline`); i++) await sleep(100);

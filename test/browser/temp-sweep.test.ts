@@ -22,12 +22,14 @@ import { after, describe, it } from 'node:test';
 import { longDataDir, removeDataDir } from '../helpers/data-dir.ts';
 
 const MODULE = resolve('src/adapters/browser/process/profile-dirs.ts');
+const LOGGER = resolve('src/lib/logger.ts');
 const DEAD_PID = 2 ** 22 + 12_345; // above pid_max's usual range: nobody
 
 /** Runs sweepStaleProfiles in a child process; its exit code, or null if it hung. */
 function sweep(tmp: string, dataDir: string, ms: number): Promise<number | null> {
   const code = `import { sweepStaleProfiles } from ${JSON.stringify(MODULE)};
-await sweepStaleProfiles(${JSON.stringify(dataDir)});`;
+import { silentLogger } from ${JSON.stringify(LOGGER)};
+await sweepStaleProfiles(${JSON.stringify(dataDir)}, silentLogger);`;
   return new Promise((done) => {
     const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
       env: { ...process.env, TMPDIR: tmp },

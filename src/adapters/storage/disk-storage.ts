@@ -70,105 +70,107 @@ export async function createDiskStorage(options: DiskStorageOptions): Promise<Im
   } catch (err) {
     throw storageError('setup', err);
   }
-
-  const shardDir = (key: string): string => path.join(root, key.slice(0, 2));
-
-  /** The file for a key; validated so that it can only ever be `root/xx/key`. */
-  const fileFor = (key: string): string => {
-    assertValidImageKey(key);
-    const file = path.join(shardDir(key), key);
-    if (path.dirname(path.dirname(file)) !== root) {
-      throw new AppError('invalid_request', 'Invalid image key.');
-    }
-    return file;
-  };
-
   return {
     kind: 'disk',
-
-    async put(key, body, meta) {
-      const file = fileFor(key);
+    put: async (key, body, meta) => {
+      const file = fileFor(root, key);
       assertValidPut(key, body, meta);
-      const dir = path.dirname(file);
-      const temp = path.join(dir, `.${key}.${tempSuffix()}`);
-      try {
-        await mkdir(dir, { recursive: true });
-        // 'wx': fail rather than write through anything already at the temp path.
-        await writeFile(temp, body, { flag: 'wx' });
-        await rename(temp, file);
-      } catch (err) {
-        await unlink(temp).catch(() => {});
-        throw storageError('write', err);
-      }
+      await writeInPlace(file, body);
     },
-
-    async get(key): Promise<StoredImage | null> {
-      const file = fileFor(key);
-      const contentType = contentTypeForKey(key);
-      let handle: Awaited<ReturnType<typeof open>>;
-      try {
-        handle = await open(file, constants.O_RDONLY | O_NOFOLLOW);
-      } catch (err) {
-        if (errnoCode(err) === 'ENOENT') return null;
-        throw storageError('read', err);
-      }
-      try {
-        const body = await handle.readFile();
-        return { body, contentType, size: body.length };
-      } catch (err) {
-        throw storageError('read', err);
-      } finally {
-        await handle.close().catch(() => {});
-      }
-    },
-
-    async delete(key) {
-      const file = fileFor(key);
-      try {
-        await unlink(file);
-      } catch (err) {
-        if (errnoCode(err) === 'ENOENT') return;
-        throw storageError('delete', err);
-      }
-    },
-
-    async list({ olderThan, cursor, limit }) {
-      // A page is whole shard directories, from the cursor's on, until about `limit` keys.
-      try {
-        const shards = (await readdir(root)).filter((d) => /^[A-Za-z0-9_-]{2}$/.test(d)).sort();
-        const keys: string[] = [];
-        let i = cursor === null ? 0 : shards.findIndex((d) => d >= cursor);
-        for (; i >= 0 && i < shards.length && keys.length < limit; i++) {
-          const dir = path.join(root, shards[i] as string);
-          for (const name of await readdir(dir).catch(() => [] as string[])) {
-            if (!isValidImageKey(name)) continue; // temp files and anything not ours
-            const info = await stat(path.join(dir, name)).catch(() => null);
-            if (info !== null && info.mtime < olderThan) keys.push(name);
-          }
-        }
-        return { keys, next: i >= 0 && i < shards.length ? (shards[i] as string) : null };
-      } catch (err) {
-        throw storageError('list', err);
-      }
-    },
-
-    async owns() {
-      return true;
-    },
-
-    async ping() {
-      const probe = path.join(root, `.ping.${tempSuffix()}`);
-      try {
-        await writeFile(probe, 'ok', { flag: 'wx' });
-      } catch (err) {
-        throw storageError('readiness check', err);
-      } finally {
-        // Also when the write failed: on a full disk the file is created, empty, before its
-        // write finds no room, and every probe would leave one behind.
-        await unlink(probe).catch(() => {});
-      }
-    },
-
-    async close() {},
+    get: async (key) => readImage(fileFor(root, key), contentTypeForKey(key)),
+    delete: async (key) => deleteImage(fileFor(root, key)),
+    list: (page) => listImages(root, page),
+    owns: async () => true,
+    ping: () => pingDir(root),
+    close: async () => {},
   };
+}
+
+/** The file for a key; validated so that it can only ever be `root/xx/key`. */
+function fileFor(root: string, key: string): string {
+  assertValidImageKey(key);
+  const file = path.join(root, key.slice(0, 2), key);
+  if (path.dirname(path.dirname(file)) !== root) {
+    throw new AppError('invalid_request', 'Invalid image key.');
+  }
+  return file;
+}
+
+/** Writes `file` through a temp file beside it, renamed into place. */
+async function writeInPlace(file: string, body: Buffer): Promise<void> {
+  const dir = path.dirname(file);
+  const temp = path.join(dir, `.${path.basename(file)}.${tempSuffix()}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    // 'wx': fail rather than write through anything already at the temp path.
+    await writeFile(temp, body, { flag: 'wx' });
+    await rename(temp, file);
+  } catch (err) {
+    await unlink(temp).catch(() => {});
+    throw storageError('write', err);
+  }
+}
+
+async function readImage(file: string, contentType: string): Promise<StoredImage | null> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(file, constants.O_RDONLY | O_NOFOLLOW);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return null;
+    throw storageError('read', err);
+  }
+  try {
+    const body = await handle.readFile();
+    return { body, contentType, size: body.length };
+  } catch (err) {
+    throw storageError('read', err);
+  } finally {
+    await handle.close().catch(() => {});
+  }
+}
+
+async function deleteImage(file: string): Promise<void> {
+  try {
+    await unlink(file);
+  } catch (err) {
+    if (errnoCode(err) === 'ENOENT') return;
+    throw storageError('delete', err);
+  }
+}
+
+async function listImages(
+  root: string,
+  { olderThan, cursor, limit }: Parameters<ImageStorage['list']>[0],
+): ReturnType<ImageStorage['list']> {
+  // A page is whole shard directories, from the cursor's on, until about `limit` keys.
+  try {
+    const shards = (await readdir(root)).filter((d) => /^[A-Za-z0-9_-]{2}$/.test(d)).sort();
+    const keys: string[] = [];
+    let i = cursor === null ? 0 : shards.findIndex((d) => d >= cursor);
+    for (; i >= 0 && i < shards.length && keys.length < limit; i++) {
+      const dir = path.join(root, shards[i] as string);
+      for (const name of await readdir(dir).catch(() => [] as string[])) {
+        if (!isValidImageKey(name)) continue; // temp files and anything not ours
+        const info = await stat(path.join(dir, name)).catch(() => null);
+        if (info !== null && info.mtime < olderThan) keys.push(name);
+      }
+    }
+    return { keys, next: i >= 0 && i < shards.length ? (shards[i] as string) : null };
+  } catch (err) {
+    throw storageError('list', err);
+  }
+}
+
+/** Writes and removes a probe file: the readiness check. */
+async function pingDir(root: string): Promise<void> {
+  const probe = path.join(root, `.ping.${tempSuffix()}`);
+  try {
+    await writeFile(probe, 'ok', { flag: 'wx' });
+  } catch (err) {
+    throw storageError('readiness check', err);
+  } finally {
+    // Also when the write failed: on a full disk the file is created, empty, before its
+    // write finds no room, and every probe would leave one behind.
+    await unlink(probe).catch(() => {});
+  }
 }

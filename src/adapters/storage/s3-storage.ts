@@ -126,7 +126,7 @@ async function readBody(
 }
 
 export async function createS3Storage(options: S3Options): Promise<ImageStorage> {
-  const { bucket, endpoint, region, accessKeyId, secretAccessKey, forcePathStyle } = options;
+  const { bucket, region, accessKeyId, secretAccessKey } = options;
   if (typeof bucket !== 'string' || bucket === '') {
     throw new AppError('storage_error', 'S3 storage needs a bucket.');
   }
@@ -140,10 +140,19 @@ export async function createS3Storage(options: S3Options): Promise<ImageStorage>
   if (!Number.isFinite(requestTimeoutMs) || requestTimeoutMs <= 0) {
     throw new AppError('storage_error', 'S3 requestTimeoutMs must be a positive number.');
   }
-  const prefix = normalizePrefix(options.prefix);
-  const { s3Attempts, s3BackoffSlackMs, s3ConnectTimeoutMs } = BOUNDS.storage;
-  const deadlineMs = requestTimeoutMs * s3Attempts + s3BackoffSlackMs;
+  const { s3Attempts, s3BackoffSlackMs } = BOUNDS.storage;
+  return new S3ImageStorage({
+    client: new S3Client(clientConfig(options, requestTimeoutMs)),
+    bucket,
+    prefix: normalizePrefix(options.prefix),
+    deadlineMs: requestTimeoutMs * s3Attempts + s3BackoffSlackMs,
+    owner: options.owner,
+  });
+}
 
+function clientConfig(options: S3Options, requestTimeoutMs: number): S3ClientConfig {
+  const { endpoint, region, accessKeyId, secretAccessKey, forcePathStyle } = options;
+  const { s3Attempts, s3ConnectTimeoutMs } = BOUNDS.storage;
   const config: S3ClientConfig = {
     region,
     forcePathStyle,
@@ -164,136 +173,160 @@ export async function createS3Storage(options: S3Options): Promise<ImageStorage>
   if (accessKeyId && secretAccessKey) {
     config.credentials = { accessKeyId, secretAccessKey };
   }
-  const client = new S3Client(config);
+  return config;
+}
 
-  const objectKey = (key: string): string => {
+/** Images as objects under `prefix` in one bucket; every operation bounded by `deadlineMs`. */
+class S3ImageStorage implements ImageStorage {
+  readonly kind = 's3';
+  readonly #client: S3Client;
+  readonly #bucket: string;
+  readonly #prefix: string;
+  /** One operation, its retries included. */
+  readonly #deadlineMs: number;
+  readonly #owner: string | undefined;
+
+  constructor(parts: {
+    client: S3Client;
+    bucket: string;
+    prefix: string;
+    deadlineMs: number;
+    owner: string | undefined;
+  }) {
+    this.#client = parts.client;
+    this.#bucket = parts.bucket;
+    this.#prefix = parts.prefix;
+    this.#deadlineMs = parts.deadlineMs;
+    this.#owner = parts.owner;
+  }
+
+  async put(key: string, body: Buffer, meta: { contentType: string; expiresAt: Date }) {
+    const Key = this.#objectKey(key);
+    const contentType = assertValidPut(key, body, meta);
+    try {
+      await this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key,
+          Body: body,
+          ContentType: contentType,
+          ContentLength: body.length,
+          Expires: meta.expiresAt,
+          ...(this.#owner ? { Metadata: { [OWNER_META]: this.#owner } } : {}),
+        }),
+        { abortSignal: this.#deadline() },
+      );
+    } catch (err) {
+      const failure = storageError('put', err);
+      // Unanswered (a timeout, a cut connection): the object may exist all the same, or
+      // appear once a hung server resumes. Deleted now if it can be, without holding the
+      // answer; the orphan sweep removes what this misses (sweep-orphan-images.ts).
+      if (failure.status === 503) {
+        this.#client
+          .send(new DeleteObjectCommand({ Bucket: this.#bucket, Key }), {
+            abortSignal: this.#deadline(),
+          })
+          .catch(() => {});
+      }
+      throw failure;
+    }
+  }
+
+  async get(key: string): Promise<StoredImage | null> {
+    const Key = this.#objectKey(key);
+    const signal = this.#deadline();
+    try {
+      const out = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key }), {
+        abortSignal: signal,
+      });
+      if (out.Body === undefined) {
+        throw new AppError('storage_error', 'S3 get returned no body.');
+      }
+      const body = await readBody(out.Body, signal);
+      return { body, contentType: out.ContentType ?? contentTypeForKey(key), size: body.length };
+    } catch (err) {
+      if (err instanceof AppError) throw err;
+      if (isMissingObject(err)) return null;
+      throw storageError('get', err);
+    }
+  }
+
+  async delete(key: string) {
+    const Key = this.#objectKey(key);
+    try {
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key }), {
+        abortSignal: this.#deadline(),
+      });
+    } catch (err) {
+      // S3 answers 204 for missing keys; some compatible servers answer 404.
+      if (isMissingObject(err)) return;
+      throw storageError('delete', err);
+    }
+  }
+
+  async list({ olderThan, cursor, limit }: Parameters<ImageStorage['list']>[0]) {
+    const prefix = this.#prefix;
+    try {
+      // ListObjects (v1) with a marker, the last key seen: every S3-compatible server has
+      // it, and the cursor is a plain key (s3rver fails V2 pages that are truncated).
+      const out = await this.#client.send(
+        new ListObjectsCommand({
+          Bucket: this.#bucket,
+          ...(prefix ? { Prefix: prefix } : {}),
+          ...(cursor ? { Marker: cursor } : {}),
+          MaxKeys: limit,
+        }),
+        { abortSignal: this.#deadline() },
+      );
+      const keys: string[] = [];
+      let last: string | null = null;
+      for (const object of out.Contents ?? []) {
+        if (object.Key === undefined) continue;
+        last = object.Key;
+        const key = object.Key.slice(prefix.length);
+        if (!isValidImageKey(key)) continue; // not ours
+        if (object.LastModified && object.LastModified < olderThan) keys.push(key);
+      }
+      return { keys, next: out.IsTruncated ? (out.NextMarker ?? last) : null };
+    } catch (err) {
+      throw storageError('list', err);
+    }
+  }
+
+  async owns(key: string) {
+    if (!this.#owner) return false;
+    try {
+      const head = await this.#client.send(
+        new HeadObjectCommand({ Bucket: this.#bucket, Key: this.#objectKey(key) }),
+        { abortSignal: this.#deadline() },
+      );
+      return head.Metadata?.[OWNER_META] === this.#owner;
+    } catch (err) {
+      if (isMissingObject(err)) return false;
+      throw storageError('head', err);
+    }
+  }
+
+  async ping() {
+    try {
+      await this.#client.send(new HeadBucketCommand({ Bucket: this.#bucket }), {
+        abortSignal: this.#deadline(),
+      });
+    } catch (err) {
+      throw storageError('readiness check', err);
+    }
+  }
+
+  async close() {
+    this.#client.destroy();
+  }
+
+  #objectKey(key: string): string {
     assertValidImageKey(key);
-    return `${prefix}${key}`;
-  };
+    return `${this.#prefix}${key}`;
+  }
 
-  return {
-    kind: 's3',
-
-    async put(key, body, meta) {
-      const Key = objectKey(key);
-      const contentType = assertValidPut(key, body, meta);
-      try {
-        await client.send(
-          new PutObjectCommand({
-            Bucket: bucket,
-            Key,
-            Body: body,
-            ContentType: contentType,
-            ContentLength: body.length,
-            Expires: meta.expiresAt,
-            ...(options.owner ? { Metadata: { [OWNER_META]: options.owner } } : {}),
-          }),
-          { abortSignal: AbortSignal.timeout(deadlineMs) },
-        );
-      } catch (err) {
-        const failure = storageError('put', err);
-        // Unanswered (a timeout, a cut connection): the object may exist all the same, or
-        // appear once a hung server resumes. Deleted now if it can be, without holding the
-        // answer; the orphan sweep removes what this misses (sweep-orphan-images.ts).
-        if (failure.status === 503) {
-          client
-            .send(new DeleteObjectCommand({ Bucket: bucket, Key }), {
-              abortSignal: AbortSignal.timeout(deadlineMs),
-            })
-            .catch(() => {});
-        }
-        throw failure;
-      }
-    },
-
-    async get(key): Promise<StoredImage | null> {
-      const Key = objectKey(key);
-      const signal = AbortSignal.timeout(deadlineMs);
-      try {
-        const out = await client.send(new GetObjectCommand({ Bucket: bucket, Key }), {
-          abortSignal: signal,
-        });
-        if (out.Body === undefined) {
-          throw new AppError('storage_error', 'S3 get returned no body.');
-        }
-        const body = await readBody(out.Body, signal);
-        return { body, contentType: out.ContentType ?? contentTypeForKey(key), size: body.length };
-      } catch (err) {
-        if (err instanceof AppError) throw err;
-        if (isMissingObject(err)) return null;
-        throw storageError('get', err);
-      }
-    },
-
-    async delete(key) {
-      const Key = objectKey(key);
-      try {
-        await client.send(new DeleteObjectCommand({ Bucket: bucket, Key }), {
-          abortSignal: AbortSignal.timeout(deadlineMs),
-        });
-      } catch (err) {
-        // S3 answers 204 for missing keys; some compatible servers answer 404.
-        if (isMissingObject(err)) return;
-        throw storageError('delete', err);
-      }
-    },
-
-    async list({ olderThan, cursor, limit }) {
-      try {
-        // ListObjects (v1) with a marker, the last key seen: every S3-compatible server has
-        // it, and the cursor is a plain key (s3rver fails V2 pages that are truncated).
-        const out = await client.send(
-          new ListObjectsCommand({
-            Bucket: bucket,
-            ...(prefix ? { Prefix: prefix } : {}),
-            ...(cursor ? { Marker: cursor } : {}),
-            MaxKeys: limit,
-          }),
-          { abortSignal: AbortSignal.timeout(deadlineMs) },
-        );
-        const keys: string[] = [];
-        let last: string | null = null;
-        for (const object of out.Contents ?? []) {
-          if (object.Key === undefined) continue;
-          last = object.Key;
-          const key = object.Key.slice(prefix.length);
-          if (!isValidImageKey(key)) continue; // not ours
-          if (object.LastModified && object.LastModified < olderThan) keys.push(key);
-        }
-        return { keys, next: out.IsTruncated ? (out.NextMarker ?? last) : null };
-      } catch (err) {
-        throw storageError('list', err);
-      }
-    },
-
-    async owns(key) {
-      if (!options.owner) return false;
-      try {
-        const head = await client.send(
-          new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }),
-          {
-            abortSignal: AbortSignal.timeout(deadlineMs),
-          },
-        );
-        return head.Metadata?.[OWNER_META] === options.owner;
-      } catch (err) {
-        if (isMissingObject(err)) return false;
-        throw storageError('head', err);
-      }
-    },
-
-    async ping() {
-      try {
-        await client.send(new HeadBucketCommand({ Bucket: bucket }), {
-          abortSignal: AbortSignal.timeout(deadlineMs),
-        });
-      } catch (err) {
-        throw storageError('readiness check', err);
-      }
-    },
-
-    async close() {
-      client.destroy();
-    },
-  };
+  #deadline(): AbortSignal {
+    return AbortSignal.timeout(this.#deadlineMs);
+  }
 }

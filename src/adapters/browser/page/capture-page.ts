@@ -26,6 +26,7 @@ import {
   startTimeout,
 } from './capture-run.ts';
 import { ContextReset, RESET_TIMEOUT_MS } from './context-reset.ts';
+import { ACTIVITY_PROBE_ARGS, activityProbe } from './in-page/activity-probe.ts';
 import { blockServiceWorkers } from './in-page/page-scripts.ts';
 import { documentAddress, RequestInterception } from './network/interception.ts';
 import { NetworkWatch } from './network/network-watch.ts';
@@ -43,7 +44,7 @@ import {
   waitAfterLoad,
 } from './steps/capture-steps.ts';
 import { EmulationState } from './steps/emulation-state.ts';
-import { ACTIVITY_PROBE_ARGS, activityProbe, SETTLE_MAX_MS, settle } from './steps/settle.ts';
+import { settle } from './steps/settle.ts';
 
 export type { CaptureOutput, CaptureSettings } from './capture-run.ts';
 
@@ -81,8 +82,8 @@ export class CapturePage {
     this.#cdp = parts.cdp;
     this.#settings = settings;
     this.#watchdog = watchdogFor(instance, {
-      limitBytes: settings.rendererMaxMemoryBytes,
-      ...(settings.logger ? { logger: settings.logger } : {}),
+      limitBytes: settings.render.rendererMaxMemoryBytes,
+      logger: settings.logger,
     });
     this.#leftovers = new ContextReset(parts.page, parts.cdp);
     this.#network = new NetworkWatch(parts.page, settings.checkNavigation, () => this.#run);
@@ -229,7 +230,7 @@ export class CapturePage {
     }
     const paintReady = earlyPaintReady(run, o);
     await waitAfterLoad(run, o);
-    const rest = await settle(run, o, this.#settings.settleMaxMs ?? SETTLE_MAX_MS);
+    const rest = await settle(run, o, this.#settings.render.settleMaxMs);
     const meta = o.metadata ? await metadata(run, o, targetStatus) : null;
     // The page at rest, before the capture freezes or hides anything in it.
     const content = await readContent(run, o);

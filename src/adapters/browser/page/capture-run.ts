@@ -8,6 +8,7 @@
  * and read back only what they use.
  */
 import type { CDPSession, HTTPRequest, HTTPResponse, Page } from 'puppeteer-core';
+import type { RenderSettings } from '../../../config/config.ts';
 import {
   MAX_PENDING_NAMED,
   type RenderPhase,
@@ -30,21 +31,22 @@ export const NETWORK_QUIET_ACTIVE_MS = 250;
 export const NETWORK_QUIET_CAP_MS = 2_000;
 
 export interface CaptureSettings {
-  /** Device px; full-page and element images are cut there (`truncated: true`). */
-  maxPageHeight: number;
-  /** width x height in device px of any image; the height is cut to stay within it. */
-  maxImagePixels: number;
-  /** Resident memory one renderer may hold; a renderer over it is killed (its capture: 500). */
-  rendererMaxMemoryBytes: number;
-  logger?: Logger;
+  /**
+   * The render settings the page applies, as the config parses them (config/config.ts): the
+   * height and pixels an image is cut to (`truncated: true`), the resident memory a renderer
+   * may hold (one over it is killed, its capture a 500), the wait for the page at rest.
+   */
+  render: Pick<
+    RenderSettings,
+    'maxPageHeight' | 'maxImagePixels' | 'rendererMaxMemoryBytes' | 'settleMaxMs'
+  >;
+  logger: Logger;
   /** Called for every main-frame document request (each redirect hop too); throws to refuse. */
   checkNavigation?: (url: URL) => Promise<void>;
   /** The shipped filter lists (`block_ads`, `block_trackers`); without them those are 500s. */
   filterLists?: FilterLists;
   /** The settle wait's cap (NETWORK_QUIET_CAP_MS); tests raise it to see a stuck request. */
-  networkQuietCapMs?: number;
-  /** The wait for the page at rest, at most (SETTLE_MAX_MS); 0: no wait. */
-  settleMaxMs?: number;
+  networkQuietCapMs: number;
 }
 
 export type CaptureOutput = Omit<RenderResult, 'renderMs'>;
@@ -268,7 +270,7 @@ export class CaptureRun implements StepPage {
 
   /** Waits until no request has been in flight for the quiet window (at most the cap). */
   async networkQuiet(): Promise<void> {
-    const until = performance.now() + (this.settings.networkQuietCapMs ?? NETWORK_QUIET_CAP_MS);
+    const until = performance.now() + this.settings.networkQuietCapMs;
     for (;;) {
       const now = performance.now();
       const quiet = this.#activeAfterLoad ? NETWORK_QUIET_ACTIVE_MS : NETWORK_QUIET_MS;

@@ -8,37 +8,43 @@ import type { Logger } from '../../../lib/logger.ts';
 import type { EgressPolicy } from '../../egress/policy.ts';
 import { type EgressRefusal, startEgressProxy } from '../../egress/proxy.ts';
 import { checkTargetUrl } from '../../egress/url-check.ts';
-import { type ChromiumRendererOptions, createChromiumRenderer } from './chromium-renderer.ts';
+import { type ChromiumRenderSettings, createChromiumRenderer } from './chromium-renderer.ts';
 import { createLazyRenderer, type LazyRenderer } from './lazy-renderer.ts';
 
 export interface BrowserRendererOptions {
   /** What pages may reach (the page policy of createEgress). */
   policy: EgressPolicy;
-  /** Chromium's settings; the proxy and the navigation check are added here. */
-  chromium: Omit<ChromiumRendererOptions, 'proxyUrl' | 'checkNavigation' | 'logger'>;
+  /**
+   * Chromium's settings, as the config parses them (its render section); the proxy and the
+   * navigation check are added here.
+   */
+  render: ChromiumRenderSettings;
+  /** Profiles, temp files and caches go under it. */
+  dataDir: string;
   /** Told about every connection the proxy refused. */
   onRefused?: (refusal: EgressRefusal) => void;
-  logger?: Logger;
+  logger: Logger;
 }
 
 export function createBrowserRenderer(options: BrowserRendererOptions): LazyRenderer {
   const { policy, logger } = options;
   const onStartFailed = (err: unknown): void =>
-    logger?.error({ err: String(err) }, 'could not start the renderer');
+    logger.error({ err: String(err) }, 'could not start the renderer');
   return createLazyRenderer({ onStartFailed }, async () => {
     const proxy = await startEgressProxy({
       policy,
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
-      ...(logger ? { logger } : {}),
+      logger,
     });
     try {
       const real = await createChromiumRenderer({
-        ...options.chromium,
+        render: options.render,
+        dataDir: options.dataDir,
+        logger,
         proxyUrl: proxy.url,
         checkNavigation: async (url) => {
           await checkTargetUrl(policy, url);
         },
-        ...(logger ? { logger } : {}),
       });
       return {
         ...real,

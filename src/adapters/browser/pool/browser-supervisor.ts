@@ -40,15 +40,15 @@ export interface SupervisorOptions {
   dataDir: string;
   /** Egress proxy every connection of the page goes through (loopback included). */
   proxyUrl?: string;
-  /** Largest CDP message read from Chromium (BOUNDS.browser.maxProtocolMessageBytes). */
-  maxMessageBytes?: number;
+  /** Largest CDP message read from Chromium (CDP_MAX_MESSAGE_MB). */
+  maxMessageBytes: number;
   /** Captures per browser before it is replaced. */
   browserRecycleAfter: number;
   /** Resident (anonymous) memory of the browser's tree above which it is replaced. */
   maxBrowserRssBytes: number;
   /** Aborted when the renderer closes: ends relaunch backoffs, and nothing new starts. */
   closed: AbortSignal;
-  logger?: Logger;
+  logger: Logger;
 }
 
 /** What the supervisor tells the pages' side. */
@@ -68,7 +68,7 @@ const SANDBOX_READ_MS = 200;
 export class BrowserSupervisor {
   readonly #options: SupervisorOptions;
   readonly #hooks: SupervisorHooks;
-  readonly #logger: Logger | undefined;
+  readonly #logger: Logger;
   readonly #closed: AbortSignal;
   readonly #instances = new Set<BrowserInstance>();
   #current: BrowserInstance | null = null;
@@ -181,7 +181,7 @@ export class BrowserSupervisor {
     const old = this.#current;
     if (!old || this.#recycling || this.#closed.aborted) return;
     this.#recycling = true;
-    this.#logger?.info({ browser: old.id, reason }, 'replacing the browser');
+    this.#logger.info({ browser: old.id, reason }, 'replacing the browser');
     try {
       const fresh = await this.#launch();
       if (this.#closed.aborted) {
@@ -197,10 +197,10 @@ export class BrowserSupervisor {
       await this.retireIfDrained(old);
       this.#recycling = false;
       await this.#hooks.fill().catch((err: unknown) => {
-        this.#logger?.warn({ err: String(err) }, 'could not prepare pages on the new browser');
+        this.#logger.warn({ err: String(err) }, 'could not prepare pages on the new browser');
       });
     } catch (err) {
-      this.#logger?.error(
+      this.#logger.error(
         {
           err: String(err instanceof ChromiumLaunchError ? err.cause : err),
           ...(err instanceof ChromiumLaunchError ? err.report : {}),
@@ -231,7 +231,7 @@ export class BrowserSupervisor {
   }
 
   #launchFailed(err: unknown, extra: Record<string, unknown> = {}): void {
-    this.#logger?.error(
+    this.#logger.error(
       {
         err: String(err instanceof ChromiumLaunchError ? err.cause : err),
         executablePath: this.#options.executablePath,
@@ -249,12 +249,12 @@ export class BrowserSupervisor {
       executablePath: options.executablePath,
       dataDir: options.dataDir,
       ...(options.proxyUrl ? { proxyUrl: options.proxyUrl } : {}),
-      ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
-      ...(this.#logger ? { logger: this.#logger } : {}),
+      maxMessageBytes: options.maxMessageBytes,
+      logger: this.#logger,
     });
     this.#instances.add(instance);
     instance.browser.on('disconnected', () => this.#onDisconnected(instance));
-    this.#logger?.info({ pid: instance.pid, browser: instance.id }, 'chromium started');
+    this.#logger.info({ pid: instance.pid, browser: instance.id }, 'chromium started');
     void this.#reportSandbox(instance);
     return instance;
   }
@@ -269,10 +269,10 @@ export class BrowserSupervisor {
       await sleep(SANDBOX_READ_MS, this.#closed).catch(noop);
       sandbox = rendererSandbox(instance.pid);
     }
-    this.#logger?.info({ pid: instance.pid, browser: instance.id, sandbox }, 'chromium sandbox');
+    this.#logger.info({ pid: instance.pid, browser: instance.id, sandbox }, 'chromium sandbox');
     if (sandbox === 'off' && !this.#sandboxWarned) {
       this.#sandboxWarned = true;
-      this.#logger?.warn(
+      this.#logger.warn(
         { pid: instance.pid, uid: process.getuid?.() },
         "Chromium's renderers run without their sandbox: a renderer exploit would run with the service's own rights; run the service as an unprivileged user where user namespaces are allowed (docs/security.md)",
       );
@@ -291,7 +291,7 @@ export class BrowserSupervisor {
     // like a crashed one, and its captures are the same 503 (docs/security.md).
     const cut = instance.cutReason;
     void instance.exitReport(CRASH_EXIT_WAIT_MS).then((report) => {
-      this.#logger?.error(
+      this.#logger.error(
         { browserPid: instance.pid, browser: instance.id, ...report },
         cut === null
           ? 'chromium disconnected (crashed or killed)'
@@ -337,11 +337,11 @@ export class BrowserSupervisor {
           this.#current = instance;
           const failures = this.#backoff.failures;
           if (failures > 0) {
-            this.#logger?.info({ pid: instance.pid, attempts: failures + 1 }, 'chromium recovered');
+            this.#logger.info({ pid: instance.pid, attempts: failures + 1 }, 'chromium recovered');
           }
           this.#backoff.succeeded();
           void this.#hooks.fill().catch((err: unknown) => {
-            this.#logger?.warn({ err: String(err) }, 'could not prepare pages after a restart');
+            this.#logger.warn({ err: String(err) }, 'could not prepare pages after a restart');
           });
           return instance;
         } catch (err) {

@@ -9,6 +9,7 @@
  * `overloaded` and a Retry-After, never 500, and ready() is false.
  */
 import { join } from 'node:path';
+import type { RenderSettings } from '../../../config/config.ts';
 import { BOUNDS } from '../../../domain/bounds.ts';
 import type {
   RenderControl,
@@ -20,7 +21,7 @@ import { AppError, isAppError } from '../../../domain/errors.ts';
 import { noop, raceAbort } from '../../../lib/abort.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { CapturePage, CaptureSettings } from '../page/capture-page.ts';
-import { startTimeout } from '../page/capture-run.ts';
+import { NETWORK_QUIET_CAP_MS, startTimeout } from '../page/capture-run.ts';
 import { createFilterLists } from '../page/network/filter-lists.ts';
 import { NAVIGATED } from '../page/steps/option-steps.ts';
 import type { BrowserInstance } from '../process/browser-instance.ts';
@@ -31,71 +32,76 @@ import { PagePool } from './page-pool.ts';
 import { RenderTimes } from './render-times.ts';
 import { MAX_TIMER_MS, SlotQueue } from './slot-queue.ts';
 
-export const DEFAULT_MAX_PAGE_HEIGHT = 65_535;
-/** 64 megapixels (SI: 64 million). */
-export const DEFAULT_MAX_IMAGE_PIXELS = 64_000_000;
-/** Resident memory of one renderer above which it is killed. */
-export const DEFAULT_RENDERER_MAX_MEMORY_BYTES = 2 * 1024 ** 3;
-/** Captures per context before it is replaced (a second line behind the per-capture reset). */
-export const DEFAULT_RECYCLE_AFTER = 50;
-/** Captures per browser before it is replaced. */
-export const DEFAULT_BROWSER_RECYCLE_AFTER = 2_000;
 /**
- * Resident memory of the browser's processes above which it is replaced. Measured as the sum
- * of RssAnon (each process's own resident heap): a plain VmRSS sum counts the ~100 MB of shared
- * Chromium binary once per process (about 1.5 GB for an idle 2-slot browser, against ~0.4 GB of
- * RssAnon), so it says more about the process count than about growth.
+ * The render settings the pool and its pages use, as the config parses them (the render
+ * section, config/config.ts): their defaults are the config's.
  */
-export const DEFAULT_MAX_BROWSER_RSS_BYTES = 2 * 1024 ** 3;
+export type ChromiumRenderSettings = Pick<
+  RenderSettings,
+  | 'chromePath'
+  | 'concurrency'
+  | 'queueSize'
+  | 'maxPageHeight'
+  | 'maxImagePixels'
+  | 'rendererMaxMemoryBytes'
+  | 'settleMaxMs'
+  | 'maxMessageBytes'
+>;
+
 /**
- * After this long without a capture, the pool shrinks to one page and Chromium is
- * asked to free what it can (docs/deployment.md, "Memory").
+ * What no setting reaches: how the pool recycles, replaces and shrinks, and the cap of the wait
+ * for a quiet network. Tests change it.
  */
-export const DEFAULT_IDLE_SHRINK_MS = 5_000;
-/** Pages per slot by default: one capturing, one being reset. */
-export const DEFAULT_PAGES_PER_SLOT = 2;
+export interface RendererTuning {
+  /** The settle wait's cap on the network's quiet, in ms; tests raise it. */
+  networkQuietCapMs: number;
+  /** Captures per context before it is replaced (a second line behind the per-capture reset). */
+  recycleAfter: number;
+  /** Captures per browser before it is replaced. */
+  browserRecycleAfter: number;
+  /**
+   * Resident memory of the browser's processes above which it is replaced. Measured as the
+   * sum of RssAnon (each process's own resident heap): a plain VmRSS sum counts the ~100 MB of
+   * shared Chromium binary once per process (about 1.5 GB for an idle 2-slot browser, against
+   * ~0.4 GB of RssAnon), so it says more about the process count than about growth.
+   */
+  maxBrowserRssBytes: number;
+  /**
+   * Pages (isolated contexts) per slot. 2: a page is reset while the slot renders on another.
+   * 1: the reset is on the slot's critical path (less memory, lower throughput).
+   */
+  pagesPerSlot: number;
+  /**
+   * After this long without a capture, the pool shrinks to one page and Chromium is asked to
+   * free what it can (docs/deployment.md, "Memory").
+   */
+  idleShrinkMs: number;
+}
+
+export const RENDERER_TUNING: RendererTuning = {
+  networkQuietCapMs: NETWORK_QUIET_CAP_MS,
+  recycleAfter: 50,
+  browserRecycleAfter: 2_000,
+  maxBrowserRssBytes: 2 * 1024 ** 3,
+  pagesPerSlot: 2,
+  idleShrinkMs: 5_000,
+};
+
 /** The client of captures that name none (tests, benchmarks). */
 const ANONYMOUS_CLIENT = '';
 
 export interface ChromiumRendererOptions {
-  /** Chromium binary; default findChromium() (CHROME_PATH, then the usual install paths). */
-  executablePath?: string;
+  /** The config's render section (or the part of it the renderer reads). */
+  render: ChromiumRenderSettings;
   /** Profiles and temp files go under `<dataDir>/chromium/`. */
   dataDir: string;
-  /** Captures rendered at once. */
-  concurrency: number;
-  /** Captures allowed to wait for a slot; more get AppError overloaded. */
-  queueSize: number;
+  logger: Logger;
   /** Egress proxy every connection of the page goes through (loopback included). */
   proxyUrl?: string;
   /** Called for each main-frame document request, redirects included; throws to refuse. */
   checkNavigation?: (url: URL) => Promise<void>;
-  /** Device px; full-page images are cut there (webp: at 16,383 at most). Default 65535. */
-  maxPageHeight?: number;
-  /** The settle wait's cap, in ms (default NETWORK_QUIET_CAP_MS); tests raise it. */
-  networkQuietCapMs?: number;
-  /** The wait for the page at rest, at most, in ms (default SETTLE_MAX_MS); 0: none. */
-  settleMaxMs?: number;
-  /** width x height (device px) of any image; the height is cut to fit. Default 64,000,000. */
-  maxImagePixels?: number;
-  /** Resident memory one renderer may hold before it is killed. 2 GiB. */
-  rendererMaxMemoryBytes?: number;
-  /** Largest CDP message read from Chromium (BOUNDS.browser.maxProtocolMessageBytes). */
-  maxMessageBytes?: number;
-  /** Captures per context before it is replaced. Default 50. */
-  recycleAfter?: number;
-  /** Captures per browser before it is replaced. Default 2000. */
-  browserRecycleAfter?: number;
-  /** Resident (anonymous) memory of the browser's tree above which it is replaced. 2 GiB. */
-  maxBrowserRssBytes?: number;
-  /**
-   * Pages (isolated contexts) per slot. 2 (default): a page is reset while the slot renders on
-   * another. 1: the reset is on the slot's critical path (less memory, lower throughput).
-   */
-  pagesPerSlot?: number;
-  /** Idle time after which the pool shrinks to one page. Default 5 s. */
-  idleShrinkMs?: number;
-  logger?: Logger;
+  /** Changes to RENDERER_TUNING (tests). */
+  tuning?: Partial<RendererTuning>;
 }
 
 interface Running {
@@ -105,7 +111,7 @@ interface Running {
 }
 
 export class ChromiumRenderer implements Renderer {
-  readonly #logger: Logger | undefined;
+  readonly #logger: Logger;
   readonly #concurrency: number;
   /** Capacity: one token per capture allowed to run. */
   readonly #queue: SlotQueue<number>;
@@ -123,34 +129,30 @@ export class ChromiumRenderer implements Renderer {
   readonly #closed = new AbortController();
 
   constructor(executablePath: string, options: ChromiumRendererOptions) {
-    this.#logger = options.logger;
+    const { render, logger } = options;
+    const tuning: RendererTuning = { ...RENDERER_TUNING, ...options.tuning };
+    this.#logger = logger;
     const settings: CaptureSettings = {
-      maxPageHeight: options.maxPageHeight ?? DEFAULT_MAX_PAGE_HEIGHT,
-      maxImagePixels: options.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS,
-      rendererMaxMemoryBytes: options.rendererMaxMemoryBytes ?? DEFAULT_RENDERER_MAX_MEMORY_BYTES,
-      ...(options.logger ? { logger: options.logger } : {}),
+      render,
+      logger,
       ...(options.checkNavigation ? { checkNavigation: options.checkNavigation } : {}),
-      ...(options.networkQuietCapMs ? { networkQuietCapMs: options.networkQuietCapMs } : {}),
-      ...(options.settleMaxMs !== undefined ? { settleMaxMs: options.settleMaxMs } : {}),
+      networkQuietCapMs: tuning.networkQuietCapMs,
       filterLists: createFilterLists({
         cacheDir: join(options.dataDir, 'cache', 'filter-lists'),
-        ...(options.logger ? { logger: options.logger } : {}),
+        logger,
       }),
     };
-    this.#concurrency = Math.max(1, options.concurrency);
+    this.#concurrency = Math.max(1, render.concurrency);
     this.#browsers = new BrowserSupervisor(
       {
         executablePath,
         dataDir: options.dataDir,
         ...(options.proxyUrl ? { proxyUrl: options.proxyUrl } : {}),
-        ...(options.maxMessageBytes ? { maxMessageBytes: options.maxMessageBytes } : {}),
-        browserRecycleAfter: Math.max(
-          1,
-          options.browserRecycleAfter ?? DEFAULT_BROWSER_RECYCLE_AFTER,
-        ),
-        maxBrowserRssBytes: options.maxBrowserRssBytes ?? DEFAULT_MAX_BROWSER_RSS_BYTES,
+        maxMessageBytes: render.maxMessageBytes,
+        browserRecycleAfter: Math.max(1, tuning.browserRecycleAfter),
+        maxBrowserRssBytes: tuning.maxBrowserRssBytes,
         closed: this.#closed.signal,
-        ...(options.logger ? { logger: options.logger } : {}),
+        logger,
       },
       {
         lost: (instance, reason) => this.#lost(instance, reason),
@@ -161,16 +163,16 @@ export class ChromiumRenderer implements Renderer {
     this.#pool = new PagePool({
       settings,
       concurrency: this.#concurrency,
-      pagesPerSlot: Math.max(1, options.pagesPerSlot ?? DEFAULT_PAGES_PER_SLOT),
-      recycleAfter: Math.max(1, options.recycleAfter ?? DEFAULT_RECYCLE_AFTER),
-      idleShrinkMs: Math.max(0, options.idleShrinkMs ?? DEFAULT_IDLE_SHRINK_MS),
+      pagesPerSlot: Math.max(1, tuning.pagesPerSlot),
+      recycleAfter: Math.max(1, tuning.recycleAfter),
+      idleShrinkMs: Math.max(0, tuning.idleShrinkMs),
       browsers: this.#browsers,
       closed: this.#closed.signal,
       captures: { rendering: () => this.#running.size, waiting: () => this.#queue.queued },
-      ...(options.logger ? { logger: options.logger } : {}),
+      logger,
     });
     this.#queue = new SlotQueue<number>({
-      maxQueued: Math.max(0, options.queueSize),
+      maxQueued: Math.max(0, render.queueSize),
       minStartMs: () => this.#renderTimes.typical(),
     });
   }
@@ -297,7 +299,7 @@ export class ChromiumRenderer implements Renderer {
     if (browserGone) return this.#browsers.unavailable('the browser crashed; it is restarting');
     // No page yet: the browser failed to give one (wedged, being replaced), not the target.
     if (page === null) {
-      this.#logger?.warn({ err: String(err) }, 'no page for a capture');
+      this.#logger.warn({ err: String(err) }, 'no page for a capture');
       return this.#browsers.unavailable('the browser is not answering; it is being replaced');
     }
     // The page replaced its own document while a capture step ran in it (a script reload,
@@ -315,7 +317,7 @@ export class ChromiumRenderer implements Renderer {
         'the page made the browser answer with more data than the service reads',
       );
     }
-    this.#logger?.error({ err: String(err) }, 'render failed unexpectedly');
+    this.#logger.error({ err: String(err) }, 'render failed unexpectedly');
     return new AppError('internal_error', 'render failed', { cause: err });
   }
 }
@@ -327,11 +329,12 @@ export class ChromiumRenderer implements Renderer {
 export async function createChromiumRenderer(
   options: ChromiumRendererOptions,
 ): Promise<ChromiumRenderer> {
-  const found = findChromium(options.executablePath);
+  const { chromePath } = options.render;
+  const found = findChromium(chromePath);
   if (found === null) {
     throw new Error(
-      options.executablePath
-        ? `Chromium not found at ${options.executablePath}`
+      chromePath
+        ? `Chromium not found at ${chromePath}`
         : 'Chromium not found: set CHROME_PATH or install chromium',
     );
   }

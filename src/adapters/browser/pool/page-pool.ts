@@ -41,7 +41,7 @@ export interface PagePoolOptions {
   closed: AbortSignal;
   /** The renderer's captures, rendering and waiting for a slot: the pool shrinks at none. */
   captures: { rendering(): number; waiting(): number };
-  logger?: Logger;
+  logger: Logger;
 }
 
 export class PagePool {
@@ -49,7 +49,7 @@ export class PagePool {
   readonly #browsers: BrowserSupervisor;
   readonly #closed: AbortSignal;
   readonly #captures: PagePoolOptions['captures'];
-  readonly #logger: Logger | undefined;
+  readonly #logger: Logger;
   readonly #concurrency: number;
   readonly #maxPages: number;
   readonly #recycleAfter: number;
@@ -106,7 +106,7 @@ export class PagePool {
     if (current?.connected) await this.#createSpare(current);
     void this.prepareSpares().catch((err: unknown) => {
       if (!this.#closed.aborted)
-        this.#logger?.warn({ err: String(err) }, 'could not prepare a page');
+        this.#logger.warn({ err: String(err) }, 'could not prepare a page');
     });
   }
 
@@ -175,7 +175,7 @@ export class PagePool {
         } catch (err) {
           keep = false;
           if (!this.#closed.aborted) {
-            this.#logger?.warn({ err: String(err) }, 'page reset failed; replacing the context');
+            this.#logger.warn({ err: String(err) }, 'page reset failed; replacing the context');
           }
         }
       }
@@ -190,10 +190,10 @@ export class PagePool {
       this.#browsers.checkHealth();
       await this.prepareSpares().catch((err: unknown) => {
         if (!this.#closed.aborted)
-          this.#logger?.warn({ err: String(err) }, 'could not prepare a page');
+          this.#logger.warn({ err: String(err) }, 'could not prepare a page');
       });
     } catch (err) {
-      this.#logger?.error({ err: String(err) }, 'returning a page failed');
+      this.#logger.error({ err: String(err) }, 'returning a page failed');
     } finally {
       this.#givingBack--;
     }
@@ -271,7 +271,7 @@ export class PagePool {
         (err === timeout || err instanceof ProtocolError) &&
         instance === this.#browsers.current
       ) {
-        this.#logger?.warn({ browser: instance.id, err: String(err) }, 'could not create a page');
+        this.#logger.warn({ browser: instance.id, err: String(err) }, 'could not create a page');
         void this.#browsers.recycle('page creation failed');
       }
       await this.#browsers.retireIfDrained(instance);
@@ -339,7 +339,7 @@ export class PagePool {
     const clean = await page.dispose();
     const instance = page.instance;
     if (!clean && instance.connected && instance === this.#browsers.current) {
-      this.#logger?.warn(
+      this.#logger.warn(
         { browser: instance.id },
         'a browser context did not close; replacing the browser',
       );
@@ -377,9 +377,9 @@ export class PagePool {
       if (this.#captures.rendering() === 0 && current === this.#browsers.current) {
         await current.relieveMemory();
       }
-      this.#logger?.info({ closed: extra.length, pages: this.#pages }, 'idle: pool shrunk');
+      this.#logger.info({ closed: extra.length, pages: this.#pages }, 'idle: pool shrunk');
     } catch (err) {
-      this.#logger?.warn({ err: String(err) }, 'idle: could not shrink the pool');
+      this.#logger.warn({ err: String(err) }, 'idle: could not shrink the pool');
     }
   }
 }

@@ -69,14 +69,11 @@ async function connectOverPipe(transport: BoundedPipeTransport): Promise<Browser
 }
 
 /** How the browser's captures present themselves (engine.ts); null, and a warning, if unknown. */
-async function readPresentation(
-  browser: Browser,
-  logger: Logger | undefined,
-): Promise<Presentation | null> {
+async function readPresentation(browser: Browser, logger: Logger): Promise<Presentation | null> {
   const [product, userAgent] = await Promise.all([browser.version(), browser.userAgent()]);
   const presentation = presentationOf(product, userAgent);
   if (presentation === null) {
-    logger?.warn(
+    logger.warn(
       { product },
       'unknown Chromium build: captures keep its own user agent, and challenges get a pause',
     );
@@ -101,7 +98,7 @@ export interface LaunchOptions {
   proxyUrl?: string;
   /** Largest protocol message read from Chromium (BOUNDS.browser.maxProtocolMessageBytes). */
   maxMessageBytes?: number;
-  logger?: Logger;
+  logger: Logger;
 }
 
 export interface ContextPage {
@@ -176,7 +173,7 @@ export class BrowserInstance {
   readonly presentation: Presentation | null;
   /** The headless shell or the full browser; a build we do not know counts as the latter. */
   readonly engine: Engine;
-  readonly #logger: Logger | undefined;
+  readonly #logger: Logger;
   readonly #child: WatchedChild;
   readonly #transport: BoundedPipeTransport;
   readonly #exited: Promise<void>;
@@ -194,7 +191,7 @@ export class BrowserInstance {
       transport: BoundedPipeTransport;
       presentation: Presentation | null;
     },
-    logger?: Logger,
+    logger: Logger,
   ) {
     this.id = nextInstanceId++;
     this.presentation = parts.presentation;
@@ -249,7 +246,7 @@ export class BrowserInstance {
       );
       // A page's doing, and nobody else's: the browser carries on (docs/security.md).
       transport.ondrop = (dropped) => {
-        options.logger?.warn(
+        options.logger.warn(
           { browserPid: pid, ...dropped },
           'dropped a protocol message over the bound',
         );
@@ -310,7 +307,7 @@ export class BrowserInstance {
       ) {
         return;
       }
-      this.#logger?.info({ url: info.url.slice(0, 200) }, 'closing a popup');
+      this.#logger.info({ url: info.url.slice(0, 200) }, 'closing a popup');
       session.send('Target.closeTarget', { targetId: info.targetId }).catch(() => {});
     });
     await session.send('Target.setDiscoverTargets', { discover: true, filter: [{ type: 'page' }] });
@@ -429,7 +426,7 @@ export class BrowserInstance {
     const outcome = await Promise.race([polite, timedOut]);
     clearTimeout(timer);
     if (outcome !== 'closed') {
-      this.#logger?.warn({ pid: this.pid, outcome }, 'chromium did not close cleanly; killing it');
+      this.#logger.warn({ pid: this.pid, outcome }, 'chromium did not close cleanly; killing it');
     }
     // Always: children of a crashed or stuck browser may outlive it.
     await killTree(this.pid, this.#reaped);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { silentLogger } from '../../../lib/logger.ts';
 import { MemoryWatchdog, type ProcReader } from './memory-watchdog.ts';
 
 /** A synthetic process tree: pid -> [parent, command line]. */
@@ -28,7 +29,7 @@ describe('MemoryWatchdog discovery', () => {
       17: [14, `${chromium}--type=renderer\0`],
       18: [10, `${chromium}--type=utility\0`],
     });
-    const watchdog = new MemoryWatchdog(10, { limitBytes: 2 ** 30, proc });
+    const watchdog = new MemoryWatchdog(10, { limitBytes: 2 ** 30, proc, logger: silentLogger });
     watchdog.check();
     assert.deepEqual(watchdog.renderers().sort(), [15, 17]);
   });
@@ -40,7 +41,11 @@ describe('MemoryWatchdog discovery', () => {
       // Forked, not yet renamed: still shows the zygote's command line.
       13: [11, `${chromium}--type=zygote\0--no-sandbox\0`],
     };
-    const watchdog = new MemoryWatchdog(10, { limitBytes: 2 ** 30, proc: fakeProc(tree) });
+    const watchdog = new MemoryWatchdog(10, {
+      limitBytes: 2 ** 30,
+      proc: fakeProc(tree),
+      logger: silentLogger,
+    });
     watchdog.check();
     assert.deepEqual(watchdog.renderers(), [12]);
     tree[13] = [11, `${chromium}--type=renderer\0`];

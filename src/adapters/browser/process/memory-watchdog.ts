@@ -91,7 +91,7 @@ const procfs: ProcReader = {
 export interface MemoryWatchdogOptions {
   /** Resident bytes a renderer may hold. */
   limitBytes: number;
-  logger?: Logger;
+  logger: Logger;
   /** The process tree's source (tests); /proc by default. */
   proc?: ProcReader;
 }
@@ -99,7 +99,7 @@ export interface MemoryWatchdogOptions {
 export class MemoryWatchdog {
   readonly limitBytes: number;
   readonly #rootPid: number;
-  readonly #logger: Logger | undefined;
+  readonly #logger: Logger;
   readonly #proc: ProcReader;
   readonly #kinds = new Map<number, Kind>();
   /** The browser's own zygote children (nested zygotes are found below them each round). */
@@ -195,7 +195,7 @@ export class MemoryWatchdog {
       return; // already gone
     }
     this.#kinds.delete(pid);
-    this.#logger?.warn(
+    this.#logger.warn(
       {
         pid,
         residentMiB: Math.round(bytes / 2 ** 20),

@@ -155,7 +155,7 @@ function readOwner(dir: string): { pid: number; startTime?: string } | null {
  * (whichever data directory they served). Directories of live owners (another renderer on the
  * same data dir, e.g. a parallel test file) are left alone.
  */
-export async function sweepStaleProfiles(dataDir: string, logger?: Logger): Promise<number> {
+export async function sweepStaleProfiles(dataDir: string, logger: Logger): Promise<number> {
   const root = chromiumRoot(dataDir);
   let swept = 0;
   let names: string[] = [];
@@ -190,6 +190,6 @@ export async function sweepStaleProfiles(dataDir: string, logger?: Logger): Prom
       // Another user's directory in a shared /tmp: not ours to remove.
     }
   }
-  if (swept > 0) logger?.info({ swept, dir: root }, 'removed stale chromium profiles');
+  if (swept > 0) logger.info({ swept, dir: root }, 'removed stale chromium profiles');
   return swept;
 }

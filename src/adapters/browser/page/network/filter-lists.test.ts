@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { refreshFilterLists, sha256 } from '../../../../../scripts/refresh-filter-lists.ts';
+import { silentLogger } from '../../../../lib/logger.ts';
 import { createFilterLists, FILTER_LISTS_DIR, LISTS } from './filter-lists.ts';
 
 const dirs: string[] = [];
@@ -33,7 +34,7 @@ test('the shipped lists are the snapshot SNAPSHOT.json records', async () => {
 
 test('the lists are compiled once, cached, and a broken cache is rebuilt', async () => {
   const cacheDir = await tempDir();
-  const lists = createFilterLists({ cacheDir });
+  const lists = createFilterLists({ cacheDir, logger: silentLogger });
   const ads = await lists.get('ads');
   assert.equal(ads.matches(request('https://cdn.example/js/jquery.popunder.js')), true);
   assert.equal(ads.matches(request('https://news.example/js/app.js')), false);
@@ -50,12 +51,12 @@ test('the lists are compiled once, cached, and a broken cache is rebuilt', async
   );
 
   // Another process (a restart) loads the cached engines: same verdicts.
-  const again = await createFilterLists({ cacheDir }).get('ads');
+  const again = await createFilterLists({ cacheDir, logger: silentLogger }).get('ads');
   assert.equal(again.matches(request('https://cdn.example/js/jquery.popunder.js')), true);
 
   // A damaged cache file costs a rebuild, not a failure.
   await writeFile(join(cacheDir, cached[0] as string), 'not an engine');
-  const rebuilt = await createFilterLists({ cacheDir }).get('ads');
+  const rebuilt = await createFilterLists({ cacheDir, logger: silentLogger }).get('ads');
   assert.equal(rebuilt.matches(request('https://cdn.example/js/jquery.popunder.js')), true);
 });
 

@@ -111,7 +111,7 @@ function asFilterList(engine: FiltersEngine): FilterList {
 export function createFilterLists(options: {
   cacheDir: string;
   listsDir?: string;
-  logger?: Logger;
+  logger: Logger;
 }): FilterLists {
   const loading = new Map<ListName, Promise<FilterList>>();
   const load = async (name: ListName): Promise<FilterList> => {
@@ -131,7 +131,7 @@ export function createFilterLists(options: {
     const started = performance.now();
     const bytes = await compileInWorker(text, cosmetic);
     const engine = FiltersEngine.deserialize(bytes);
-    options.logger?.info(
+    options.logger.info(
       { list: file, ms: Math.round(performance.now() - started), bytes: bytes.length },
       'filter list compiled',
     );
@@ -141,7 +141,7 @@ export function createFilterLists(options: {
       await writeFile(temp, bytes, { mode: 0o600 });
       await rename(temp, cached);
     } catch (err) {
-      options.logger?.warn({ err: String(err) }, 'filter list cache not written');
+      options.logger.warn({ err: String(err) }, 'filter list cache not written');
     }
     return asFilterList(engine);
   };

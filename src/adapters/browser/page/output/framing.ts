@@ -113,8 +113,8 @@ async function framePart(
   // (rounded: 333 CSS px at 2.5 is 833 device px), so a viewport of that width fits.
   const bounds: ImageBounds = {
     maxWidth: Math.round(o.maxWidth * o.deviceScaleFactor),
-    maxHeight: Math.min(run.settings.maxPageHeight, formatMaxHeight(o.format)),
-    maxPixels: run.settings.maxImagePixels,
+    maxHeight: Math.min(run.settings.render.maxPageHeight, formatMaxHeight(o.format)),
+    maxPixels: run.settings.render.maxImagePixels,
   };
   if (o.selector !== null) return frameElement(run, o, o.selector, bounds);
   if (o.clip !== null) {
@@ -428,7 +428,7 @@ async function screenshotInSlices(
 ): Promise<Buffer> {
   const started = performance.now();
   run.enter('capture', 'capturing the image in slices');
-  run.settings.logger?.debug(
+  run.settings.logger.debug(
     { slices: sliceRows(tall.height).length, drawnHeight: tall.height },
     'drawing a tall image in slices',
   );
@@ -444,7 +444,7 @@ async function screenshotInSlices(
       maxPixels: frame.bounds.maxPixels,
     }),
   );
-  run.settings.logger?.debug(
+  run.settings.logger.debug(
     {
       slices: slices.length,
       drawnHeight: tall.height,

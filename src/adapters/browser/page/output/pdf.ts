@@ -52,7 +52,7 @@ export async function printPdf(
   const cdp = run.cdp;
   // The height bound in CSS px: a PDF has no device pixels. Never past pdfMaxHeight: tall
   // images (MAX_PAGE_HEIGHT up to 65,535) are drawn in slices, a PDF page is not.
-  const maxHeight = Math.min(run.settings.maxPageHeight, BOUNDS.browser.pdfMaxHeight);
+  const maxHeight = Math.min(run.settings.render.maxPageHeight, BOUNDS.browser.pdfMaxHeight);
   await loadWholePage(run, o, maxHeight);
   await run.settleChecks();
   run.enter('capture', 'printing the PDF');
