@@ -47,29 +47,34 @@ describeEachDatabase('batch completion', (db) => {
     assert.ok(Array.isArray(created));
     const now = Date.now();
     for (const [i, job] of created.entries()) {
-      assert.equal((await jobs.claim(`w${i}`, now, 30_000, job.id))?.batchId, id);
+      assert.equal(
+        (await jobs.claim({ owner: `w${i}`, now, leaseMs: 30_000, id: job.id }))?.batchId,
+        id,
+      );
     }
     const completions: CompletedBatch[] = [];
     const results = await Promise.all(
       created.map((job, i) =>
         jobs.finish(
-          job.id,
-          `w${i}`,
-          Date.now(),
-          i % 3 === 0
-            ? { status: 'failed', error: 'no', code: 'target_error' }
-            : { status: 'succeeded', result: {} },
-          null,
-          (batch) => {
-            completions.push(batch);
-            return {
-              id: `msg_batch_${id}`,
-              userId,
-              jobId: batch.id,
-              url: 'http://127.0.0.1:9/hook',
-              eventType: 'batch.completed',
-              payload: JSON.stringify(batch),
-            };
+          { id: job.id, owner: `w${i}` },
+          {
+            now: Date.now(),
+            outcome:
+              i % 3 === 0
+                ? { status: 'failed', error: 'no', code: 'target_error' }
+                : { status: 'succeeded', result: {} },
+            delivery: null,
+            batchCompleted: (batch) => {
+              completions.push(batch);
+              return {
+                id: `msg_batch_${id}`,
+                userId,
+                jobId: batch.id,
+                url: 'http://127.0.0.1:9/hook',
+                eventType: 'batch.completed',
+                payload: JSON.stringify(batch),
+              };
+            },
           },
         ),
       ),
@@ -113,20 +118,45 @@ describeEachDatabase('batch completion', (db) => {
     assert.ok(Array.isArray(created));
     const [first, second] = created as [(typeof created)[0], (typeof created)[0]];
     const now = Date.now();
-    await jobs.claim('old', now, 1_000, first.id);
-    await jobs.claim('new', now + 2_000, 30_000, first.id); // taken over
-    await jobs.claim('w2', now, 30_000, second.id);
+    await jobs.claim({ owner: 'old', now, leaseMs: 1_000, id: first.id });
+    await jobs.claim({ owner: 'new', now: now + 2_000, leaseMs: 30_000, id: first.id }); // taken over
+    await jobs.claim({ owner: 'w2', now, leaseMs: 30_000, id: second.id });
     let completions = 0;
     const done = () => {
       completions++;
       return null;
     };
     const ok = { status: 'succeeded', result: {} } as const;
-    assert.equal(await jobs.finish(first.id, 'old', now, ok, null, done), false);
-    assert.equal(await jobs.finish(first.id, 'new', now, ok, null, done), true);
-    assert.equal(await jobs.finish(first.id, 'new', now, ok, null, done), false, 'once');
+    assert.equal(
+      await jobs.finish(
+        { id: first.id, owner: 'old' },
+        { now, outcome: ok, delivery: null, batchCompleted: done },
+      ),
+      false,
+    );
+    assert.equal(
+      await jobs.finish(
+        { id: first.id, owner: 'new' },
+        { now, outcome: ok, delivery: null, batchCompleted: done },
+      ),
+      true,
+    );
+    assert.equal(
+      await jobs.finish(
+        { id: first.id, owner: 'new' },
+        { now, outcome: ok, delivery: null, batchCompleted: done },
+      ),
+      false,
+      'once',
+    );
     assert.equal(completions, 0, 'one of two counted');
-    assert.equal(await jobs.finish(second.id, 'w2', now, ok, null, done), true);
+    assert.equal(
+      await jobs.finish(
+        { id: second.id, owner: 'w2' },
+        { now, outcome: ok, delivery: null, batchCompleted: done },
+      ),
+      true,
+    );
     assert.equal(completions, 1);
     const found = await batches.get(userId, id);
     assert.deepEqual([found?.batch.succeeded, found?.batch.failed], [2, 0]);

@@ -49,9 +49,14 @@ describeEachDatabase('job claims', (db) => {
     const jobs = t.deps.ctx.store.jobs;
     const now = Date.now();
     const taken = [];
-    for (let i = 0; i < 4; i++) taken.push((await jobs.claim(`w${i}`, now, 30_000))?.id);
+    for (let i = 0; i < 4; i++)
+      taken.push((await jobs.claim({ owner: `w${i}`, now, leaseMs: 30_000 }))?.id);
     assert.deepEqual(taken, [a1, b1, a2, a3], "B's job goes before A's second");
-    assert.equal(await jobs.claim('w9', now, 30_000), null, 'nothing is taken twice');
+    assert.equal(
+      await jobs.claim({ owner: 'w9', now, leaseMs: 30_000 }),
+      null,
+      'nothing is taken twice',
+    );
   });
 
   it('takes a requeued job only when due, and a dead worker\u2019s only after its lease', async () => {
@@ -59,15 +64,33 @@ describeEachDatabase('job claims', (db) => {
     const jobs = t.deps.ctx.store.jobs;
     const id = await queue(userId, Date.now());
     const now = Date.now();
-    const first = await jobs.claim('w1', now, 30_000, id);
+    const first = await jobs.claim({ owner: 'w1', now, leaseMs: 30_000, id });
     assert.equal(first?.attempts, 1);
-    assert.equal(await jobs.claim('w2', now + 29_000, 30_000, id), null, 'the lease holds');
-    const takenOver = await jobs.claim('w2', now + 31_000, 30_000, id);
+    assert.equal(
+      await jobs.claim({ owner: 'w2', now: now + 29_000, leaseMs: 30_000, id }),
+      null,
+      'the lease holds',
+    );
+    const takenOver = await jobs.claim({ owner: 'w2', now: now + 31_000, leaseMs: 30_000, id });
     assert.equal(takenOver?.attempts, 2, 'taken over once the lease ran out');
-    assert.equal(await jobs.renew(id, 'w1', now + 60_000), false, 'the first worker lost it');
-    assert.equal(await jobs.requeue(id, 'w2', now + 32_000, now + 40_000), true);
-    assert.equal(await jobs.claim('w3', now + 39_000, 30_000, id), null, 'not due yet');
-    assert.equal((await jobs.claim('w3', now + 40_000, 30_000, id))?.attempts, 3);
+    assert.equal(
+      await jobs.renew({ id, owner: 'w1' }, now + 60_000),
+      false,
+      'the first worker lost it',
+    );
+    assert.equal(
+      await jobs.requeue({ id, owner: 'w2' }, { now: now + 32_000, availableAt: now + 40_000 }),
+      true,
+    );
+    assert.equal(
+      await jobs.claim({ owner: 'w3', now: now + 39_000, leaseMs: 30_000, id }),
+      null,
+      'not due yet',
+    );
+    assert.equal(
+      (await jobs.claim({ owner: 'w3', now: now + 40_000, leaseMs: 30_000, id }))?.attempts,
+      3,
+    );
   });
 
   it('a job released by a stopping worker is taken at once, its attempt uncounted if it never ran', async () => {
@@ -75,12 +98,20 @@ describeEachDatabase('job claims', (db) => {
     const jobs = t.deps.ctx.store.jobs;
     const id = await queue(userId, Date.now());
     const now = Date.now();
-    assert.equal((await jobs.claim('w1', now, 30_000, id))?.attempts, 1);
-    assert.equal(await jobs.release(id, 'w2', now, false), false, 'only its holder lets go');
-    assert.equal(await jobs.release(id, 'w1', now, false), true);
+    assert.equal((await jobs.claim({ owner: 'w1', now, leaseMs: 30_000, id }))?.attempts, 1);
+    assert.equal(
+      await jobs.release({ id, owner: 'w2' }, { now, ran: false }),
+      false,
+      'only its holder lets go',
+    );
+    assert.equal(await jobs.release({ id, owner: 'w1' }, { now, ran: false }), true);
     // No lease to wait for: another worker takes it now, as its first attempt.
-    assert.equal((await jobs.claim('w2', now, 30_000, id))?.attempts, 1);
-    assert.equal(await jobs.release(id, 'w2', now, true), true);
-    assert.equal((await jobs.claim('w3', now, 30_000, id))?.attempts, 2, 'a run counts');
+    assert.equal((await jobs.claim({ owner: 'w2', now, leaseMs: 30_000, id }))?.attempts, 1);
+    assert.equal(await jobs.release({ id, owner: 'w2' }, { now, ran: true }), true);
+    assert.equal(
+      (await jobs.claim({ owner: 'w3', now, leaseMs: 30_000, id }))?.attempts,
+      2,
+      'a run counts',
+    );
   });
 });

@@ -95,7 +95,10 @@ describe('remembered rows [sqlite]', () => {
     // Reads, and writes elsewhere or that change nothing, keep it.
     direct.all('SELECT * FROM api_keys WHERE id = ?', [key.id]);
     await store.keys.findActiveByHash('no-such-hash');
-    await store.quota.reserve(user.id, '2026-11', 100, '2026-11-27');
+    await store.quota.reserve(
+      { userId: user.id, period: '2026-11', day: '2026-11-27' },
+      { limit: 100 },
+    );
     direct.run('UPDATE api_keys SET name = ? WHERE id = ?', ['k', -1]);
     assert.equal(direct.version(), v, 'reads, usage writes and no-op writes keep the version');
     // This connection's own write through the store (Kysely) moves it...
@@ -151,13 +154,23 @@ describe('remembered rows [sqlite]', () => {
   it('sees a revocation on this connection at once, in the key and in the cache lookup', async () => {
     const { user, key, keyHash } = await account();
     const record = await store.screenshots.insert(shot(user.id, 'ck-revoke', now, now + 60_000));
-    const found = await store.screenshots.findCachedForKey('ck-revoke', now - 1_000, now, key.id);
+    const found = await store.screenshots.findCachedForKey({
+      cacheKey: 'ck-revoke',
+      since: now - 1_000,
+      now,
+      keyId: key.id,
+    });
     assert.deepEqual([found.record?.id, found.keyActive], [record.id, true]);
     assert.ok(await store.keys.findActiveByHash(keyHash));
 
     assert.equal(await store.keys.revoke(user.id, key.id, now), true);
     assert.equal(await store.keys.findActiveByHash(keyHash), null);
-    const after = await store.screenshots.findCachedForKey('ck-revoke', now - 1_000, now, key.id);
+    const after = await store.screenshots.findCachedForKey({
+      cacheKey: 'ck-revoke',
+      since: now - 1_000,
+      now,
+      keyId: key.id,
+    });
     // As the query answers: the record, and the key's state that refuses it.
     assert.deepEqual([after.record?.id, after.keyActive], [record.id, false]);
   });
@@ -166,7 +179,7 @@ describe('remembered rows [sqlite]', () => {
     const { user, key } = await account();
     const ck = 'ck-window';
     const look = (since: number, at: number) =>
-      store.screenshots.findCachedForKey(ck, since, at, key.id);
+      store.screenshots.findCachedForKey({ cacheKey: ck, since, now: at, keyId: key.id });
     assert.equal((await look(now - 1_000, now)).record, null, 'nothing cached yet');
 
     // An older record kept long, then a newer one kept briefly (a retention changed between).

@@ -53,13 +53,13 @@ describeEachDatabase('webhook deliveries: bounds between accounts', (db) => {
     const store = t.deps.ctx.store.webhooks;
     const claimed: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const [d] = await store.claimDue(
-        'node-1',
-        Date.now(),
-        60_000,
-        1,
-        BOUNDS.jobs.deliveriesInFlightPerAccount,
-      );
+      const [d] = await store.claimDue({
+        owner: 'node-1',
+        now: Date.now(),
+        leaseMs: 60_000,
+        limit: 1,
+        perAccount: BOUNDS.jobs.deliveriesInFlightPerAccount,
+      });
       if (d) claimed.push(d.id);
     }
     assert.equal(BOUNDS.jobs.deliveriesInFlightPerAccount, 2);

@@ -61,9 +61,9 @@ async function createQueue(options: QueueOptions): Promise<ClosableQueue> {
     return createDbJobQueue({
       concurrency: workers,
       pollMs: BOUNDS.jobs.pollIntervalMs,
-      claim: () => store.jobs.claim(owner, clock(), leaseMs),
+      claim: () => store.jobs.claim({ owner, now: clock(), leaseMs }),
       run,
-      release: (job) => store.jobs.release(job.id, owner, clock(), false),
+      release: (job) => store.jobs.release({ id: job.id, owner }, { now: clock(), ran: false }),
       logger,
     });
   }
@@ -74,7 +74,7 @@ async function createQueue(options: QueueOptions): Promise<ClosableQueue> {
     prefix: config.redisPrefix,
     concurrency: workers,
     leaseMs,
-    claim: (id) => store.jobs.claim(owner, clock(), leaseMs, id),
+    claim: (id) => store.jobs.claim({ owner, now: clock(), leaseMs, id }),
     status: (id) => store.jobs.status(id),
     run,
     stranded: () => store.jobs.stranded(clock(), clock() - leaseMs, 100),

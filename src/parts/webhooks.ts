@@ -42,17 +42,17 @@ export function webhooksPart(options: {
     pollMs: BOUNDS.jobs.pollIntervalMs,
     take: async () =>
       (
-        await ctx.store.webhooks.claimDue(
+        await ctx.store.webhooks.claimDue({
           owner,
-          ctx.clock(),
-          DELIVERY_LEASE_MS,
-          1,
-          BOUNDS.jobs.deliveriesInFlightPerAccount,
-        )
+          now: ctx.clock(),
+          leaseMs: DELIVERY_LEASE_MS,
+          limit: 1,
+          perAccount: BOUNDS.jobs.deliveriesInFlightPerAccount,
+        })
       )[0] ?? null,
     run: (delivery, stop) => attemptDelivery(ctx, sender, delivery, deliveryOptions, stop),
     release: async (delivery) => {
-      await ctx.store.webhooks.release(delivery.id, owner);
+      await ctx.store.webhooks.release({ id: delivery.id, owner });
     },
     logger: options.logger,
   });

@@ -343,7 +343,8 @@ for (const variant of VARIANTS) {
     it('refuses a batch the month cannot cover, holding nothing', async () => {
       const p = await account(t, { plan: 'pro', key: true });
       const month = new Date().toISOString().slice(0, 7);
-      for (let i = 0; i < QUOTA - 2; i++) await t.deps.ctx.store.quota.reserve(p.id, month, QUOTA);
+      for (let i = 0; i < QUOTA - 2; i++)
+        await t.deps.ctx.store.quota.reserve({ userId: p.id, period: month }, { limit: QUOTA });
       const res = await postBatch(p.key, {
         requests: [capture('/?q1'), capture('/?q2'), capture('/?q3')],
       });

@@ -244,7 +244,12 @@ for (const variant of VARIANTS) {
         Promise.all(accounts.map((a) => store.keys.findActiveByHash(hashApiKey(a.key)))),
         Promise.all(
           pairs.map(({ a, r }) =>
-            store.screenshots.findCachedForKey(r.cacheKey as string, now - 60_000, now, a.keyId),
+            store.screenshots.findCachedForKey({
+              cacheKey: r.cacheKey as string,
+              since: now - 60_000,
+              now,
+              keyId: a.keyId,
+            }),
           ),
         ),
       ]);
@@ -296,7 +301,9 @@ for (const variant of VARIANTS) {
       const day = dayBounds(now).key;
       const before = t.deps.database.queryCount();
       const used = await Promise.all(
-        Array.from({ length: 20 }, () => quota.reserve(u.id, period, 1000, day)),
+        Array.from({ length: 20 }, () =>
+          quota.reserve({ userId: u.id, period, day }, { limit: 1000 }),
+        ),
       );
       assert.deepEqual(
         [...used].sort((a, b) => (a ?? 0) - (b ?? 0)),
@@ -307,12 +314,14 @@ for (const variant of VARIANTS) {
       assert.ok(t.deps.database.queryCount() - before <= 4, 'grouped into a few writes');
       // Over the limit: exactly the units left, whatever the grouping.
       const more = await Promise.all(
-        Array.from({ length: 15 }, () => quota.reserve(u.id, period, 25, day)),
+        Array.from({ length: 15 }, () =>
+          quota.reserve({ userId: u.id, period, day }, { limit: 25 }),
+        ),
       );
       assert.equal(more.filter((x) => x !== null).length, 5);
       assert.equal(await quota.used(u.id, period), 25);
       assert.deepEqual(await quota.days(u.id, day, day), [{ day, count: 25 }]);
-      await quota.release(u.id, period, day);
+      await quota.release({ userId: u.id, period, day });
       assert.equal(await quota.used(u.id, period), 24);
       assert.deepEqual(await quota.days(u.id, day, day), [{ day, count: 24 }]);
     });
@@ -328,7 +337,10 @@ for (const variant of VARIANTS) {
           store.transaction(async (tx) => {
             await tx.users.setPlan(u.id, 'pro', now);
             // Asked for on the root store while this transaction holds the connection.
-            pending = store.quota.reserve(u.id, period, 10, dayBounds(now).key);
+            pending = store.quota.reserve(
+              { userId: u.id, period, day: dayBounds(now).key },
+              { limit: 10 },
+            );
             await new Promise((resolve) => setTimeout(resolve, 50));
             throw new Error('roll back');
           }),

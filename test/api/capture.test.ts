@@ -224,7 +224,10 @@ describeEachDatabase('capture API', (db) => {
     const already = 95;
     // Use up most of the month through the same atomic path.
     for (let i = 0; i < already; i++)
-      await t.deps.ctx.store.quota.reserve(u.id, new Date().toISOString().slice(0, 7), q);
+      await t.deps.ctx.store.quota.reserve(
+        { userId: u.id, period: new Date().toISOString().slice(0, 7) },
+        { limit: q },
+      );
     const left = q - already;
     const results = await Promise.all(
       Array.from({ length: left + 10 }, () =>

@@ -619,7 +619,10 @@ for (const { name, db, redis } of VARIANTS)
       const m = await create(p.key, { url: `${site.origin}/static`, options, every: '1h' });
       const now = clock();
       for (let i = 0; i < QUOTA; i++) {
-        await t.deps.ctx.store.quota.reserve(p.id, monthBounds(now).key, QUOTA, dayBounds(now).key);
+        await t.deps.ctx.store.quota.reserve(
+          { userId: p.id, period: monthBounds(now).key, day: dayBounds(now).key },
+          { limit: QUOTA },
+        );
       }
       const run = await runNow(p.key, String(m.id));
       assert.equal(run.status, 'failed');

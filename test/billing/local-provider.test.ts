@@ -40,7 +40,8 @@ describeEachDatabase('billing with the local provider', (db) => {
     const { key } = await createKey(t, cookie);
     // Usage already spent this month stays spent across the plan change.
     const period = monthBounds(clock.now()).key;
-    for (let i = 0; i < 3; i++) await t.deps.ctx.store.quota.reserve(account.id, period, 100);
+    for (let i = 0; i < 3; i++)
+      await t.deps.ctx.store.quota.reserve({ userId: account.id, period }, { limit: 100 });
     assert.equal((await capture(t, key, 'webp')).body.code, 'plan_restriction');
     assert.deepEqual(await subscription(t, cookie), {
       plan: 'free',

@@ -321,7 +321,8 @@ describe('shotsmith CLI', () => {
     assert.match(help.stdout, /--device-scale-factor +number/);
     // A spent quota is 4, with when it resets.
     const month = new Date().toISOString().slice(0, 7);
-    for (let i = 0; i < 6; i++) await t.deps.ctx.store.quota.reserve(userId, month, 6);
+    for (let i = 0; i < 6; i++)
+      await t.deps.ctx.store.quota.reserve({ userId, period: month }, { limit: 6 });
     const spent = await cli(['capture', `${site.origin}/`], env);
     assert.equal(spent.code, 4, spent.stderr);
     assert.match(

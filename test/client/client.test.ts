@@ -140,7 +140,8 @@ describe('client library against the service', () => {
     const fast = new Shotsmith({ apiKey: spent.key, baseUrl: t.url, maxRetryDelayMs: 100 });
     // Its four units spent through the service's own store, without rendering.
     const month = new Date().toISOString().slice(0, 7);
-    for (let i = 0; i < 4; i++) await t.deps.ctx.store.quota.reserve(spent.id, month, 4);
+    for (let i = 0; i < 4; i++)
+      await t.deps.ctx.store.quota.reserve({ userId: spent.id, period: month }, { limit: 4 });
     const quota = await refusal(fast.capture({ url: `${site.origin}/` }));
     assert.equal(quota.status, 402);
     assert.equal(quota.code, 'quota_exceeded');

@@ -252,7 +252,8 @@ describe('MCP server over stdio against the service', () => {
     // A spent month (its units taken through the service's store): the 402 and its reset.
     const spent = await withEnv();
     const month = new Date().toISOString().slice(0, 7);
-    for (let i = 0; i < 50; i++) await t.deps.ctx.store.quota.reserve(spent.id, month, 50);
+    for (let i = 0; i < 50; i++)
+      await t.deps.ctx.store.quota.reserve({ userId: spent.id, period: month }, { limit: 50 });
     const quota = await call(await connect(spent.env), 'capture_screenshot', {
       url: `${site.origin}/`,
     });

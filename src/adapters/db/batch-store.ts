@@ -2,7 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { BatchStore, CaptureBatch } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
 import { newJobRow, openJobs, toJob } from './job-store.ts';
-import { lockUser } from './lock-user.ts';
+import { lockUser } from './row-locks.ts';
 import type { CaptureBatchesTable, Database } from './schema.ts';
 
 const toBatch = (row: Selectable<CaptureBatchesTable>): CaptureBatch => ({

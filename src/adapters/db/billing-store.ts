@@ -6,7 +6,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { SubscriptionStatus } from '../../domain/billing/subscription-state.ts';
 import type { BillingAccount, BillingStore } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
-import { lockUser } from './lock-user.ts';
+import { lockUser } from './row-locks.ts';
 import type { BillingAccountsTable, Database } from './schema.ts';
 
 const toAccount = (row: Selectable<BillingAccountsTable>): BillingAccount => ({

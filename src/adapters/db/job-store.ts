@@ -4,11 +4,12 @@ import type {
   CompletedBatch,
   JobStatus,
   JobStore,
+  Lease,
   NewDelivery,
   NewJob,
 } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
-import { lockUser } from './lock-user.ts';
+import { lockedRows, lockUser } from './row-locks.ts';
 import type { CaptureJobsTable, Database } from './schema.ts';
 
 const json = (text: string | null): Record<string, unknown> | null =>
@@ -87,6 +88,19 @@ export async function openJobs(db: Kysely<Database>, userId: number): Promise<nu
  */
 export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
   return {
+    ...jobRecords(db, dialect),
+    claim: (take) => claimJob(db, dialect, take),
+    ...leaseWrites(db),
+    ...jobSweeps(db),
+  };
+}
+
+/** Jobs queued and read. */
+function jobRecords(
+  db: Kysely<Database>,
+  dialect: DialectName,
+): Pick<JobStore, 'createWithinLimit' | 'create' | 'get' | 'status'> {
+  return {
     async createWithinLimit(job, maxOpen) {
       // Inside the store's transaction (enqueue-capture.ts moves the unit's hold to the job
       // in the same one) it runs there: Kysely does not nest transactions.
@@ -122,55 +136,67 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
         .executeTakeFirst();
       return row ? (row.status as JobStatus) : null;
     },
+  };
+}
 
-    async claim(owner, now, leaseMs, id) {
-      let candidate = db
-        .selectFrom('capture_jobs as c')
-        .select('c.id')
-        // A queued row's lease_expires_at is when a requeued job may run again (null: now).
-        .where((eb) =>
-          eb.or([
-            eb.and([
-              eb('c.status', '=', 'queued'),
-              eb.or([eb('c.lease_expires_at', 'is', null), eb('c.lease_expires_at', '<=', now)]),
-            ]),
-            eb.and([eb('c.status', '=', 'rendering'), eb('c.lease_expires_at', '<', now)]),
-          ]),
-        )
-        // Accounts take turns: the job of the account with the fewest jobs rendering now goes
-        // first, so one account's backlog of queued jobs does not hold every worker.
-        .orderBy((eb) =>
-          eb
-            .selectFrom('capture_jobs as r')
-            .select((r) => r.fn.countAll().as('n'))
-            .whereRef('r.user_id', '=', 'c.user_id')
-            .where('r.status', '=', 'rendering')
-            .where('r.lease_expires_at', '>=', now),
-        )
-        .orderBy('c.created_at')
-        .limit(1);
-      if (id !== undefined) candidate = candidate.where('c.id', '=', id);
-      if (dialect === 'postgres') candidate = candidate.forUpdate().skipLocked();
-      const row = await db
-        .updateTable('capture_jobs')
-        .set((eb) => ({
-          status: 'rendering',
-          lease_owner: owner,
-          lease_expires_at: now + leaseMs,
-          attempts: eb('attempts', '+', 1),
-          updated_at: now,
-        }))
-        .where('id', '=', candidate)
-        .returningAll()
-        .executeTakeFirst();
-      return row ? toJob(row) : null;
-    },
+/** Takes a runnable job for a worker (JobStore.claim). */
+async function claimJob(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  { owner, now, leaseMs, id }: Parameters<JobStore['claim']>[0],
+): Promise<CaptureJob | null> {
+  let candidate = db
+    .selectFrom('capture_jobs as c')
+    .select('c.id')
+    // A queued row's lease_expires_at is when a requeued job may run again (null: now).
+    .where((eb) =>
+      eb.or([
+        eb.and([
+          eb('c.status', '=', 'queued'),
+          eb.or([eb('c.lease_expires_at', 'is', null), eb('c.lease_expires_at', '<=', now)]),
+        ]),
+        eb.and([eb('c.status', '=', 'rendering'), eb('c.lease_expires_at', '<', now)]),
+      ]),
+    )
+    // Accounts take turns: the job of the account with the fewest jobs rendering now goes
+    // first, so one account's backlog of queued jobs does not hold every worker.
+    .orderBy((eb) =>
+      eb
+        .selectFrom('capture_jobs as r')
+        .select((r) => r.fn.countAll().as('n'))
+        .whereRef('r.user_id', '=', 'c.user_id')
+        .where('r.status', '=', 'rendering')
+        .where('r.lease_expires_at', '>=', now),
+    )
+    .orderBy('c.created_at')
+    .limit(1);
+  if (id !== undefined) candidate = candidate.where('c.id', '=', id);
+  candidate = lockedRows(candidate, dialect, 'skip');
+  const row = await db
+    .updateTable('capture_jobs')
+    .set((eb) => ({
+      status: 'rendering',
+      lease_owner: owner,
+      lease_expires_at: now + leaseMs,
+      attempts: eb('attempts', '+', 1),
+      updated_at: now,
+    }))
+    .where('id', '=', candidate)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toJob(row) : null;
+}
 
-    renew: (id, owner, until) => whileHeld(db, id, owner, { lease_expires_at: until }),
+/** What the worker holding a job writes: its lease renewed, its end, its way back to the queue. */
+function leaseWrites(
+  db: Kysely<Database>,
+): Pick<JobStore, 'renew' | 'finish' | 'requeue' | 'release'> {
+  return {
+    renew: (lease, until) => whileHeld(db, lease, { lease_expires_at: until }),
 
-    async finish(id, owner, now, outcome, delivery, batchCompleted) {
+    async finish(lease, { now, outcome, delivery, batchCompleted }) {
       return db.transaction().execute(async (trx) => {
-        const finished = await whileHeld(trx, id, owner, {
+        const finished = await whileHeld(trx, lease, {
           status: outcome.status,
           // The request is not kept past the job: it may carry the caller's headers,
           // cookies and credentials for the target.
@@ -186,7 +212,7 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
         if (!finished) return false;
         if (delivery) await insertDelivery(trx, delivery, now);
         if (batchCompleted) {
-          const completed = await countInBatch(trx, id, outcome.status, now);
+          const completed = await countInBatch(trx, lease.id, outcome.status, now);
           const last = completed ? batchCompleted(completed) : null;
           if (last) await insertDelivery(trx, last, now);
         }
@@ -194,23 +220,28 @@ export function jobStore(db: Kysely<Database>, dialect: DialectName): JobStore {
       });
     },
 
-    requeue: (id, owner, now, availableAt) =>
-      whileHeld(db, id, owner, {
+    requeue: (lease, { now, availableAt }) =>
+      whileHeld(db, lease, {
         status: 'queued',
         lease_owner: null,
         lease_expires_at: availableAt,
         updated_at: now,
       }),
 
-    release: (id, owner, now, ran) =>
-      whileHeld(db, id, owner, (eb) => ({
+    release: (lease, { now, ran }) =>
+      whileHeld(db, lease, (eb) => ({
         status: 'queued',
         lease_owner: null,
         lease_expires_at: null,
         ...(ran ? {} : { attempts: eb('attempts', '-', 1) }),
         updated_at: now,
       })),
+  };
+}
 
+/** Old jobs pruned, and jobs whose dispatch was lost found again. */
+function jobSweeps(db: Kysely<Database>): Pick<JobStore, 'prune' | 'stranded'> {
+  return {
     async prune(before) {
       const res = await db
         .deleteFrom('capture_jobs')
@@ -308,13 +339,12 @@ type JobUpdate =
   | ((eb: ExpressionBuilder<Database, 'capture_jobs'>) => UpdateObject<Database, 'capture_jobs'>);
 
 /**
- * Writes `update` to job `id` only while `owner` holds it rendering: a worker whose lease ran
+ * Writes `update` to the lease's job only while its owner holds it rendering: a worker whose lease ran
  * out and was taken over changes nothing. Whether it wrote.
  */
 async function whileHeld(
   db: Kysely<Database>,
-  id: string,
-  owner: string,
+  { id, owner }: Lease,
   update: JobUpdate,
 ): Promise<boolean> {
   const res = await db

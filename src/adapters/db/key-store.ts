@@ -9,8 +9,8 @@ import type { ApiKeyRecord, KeyStore, User } from '../../domain/store.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import type { DialectName } from './connect.ts';
 import { type HotPath, rawRunner, turnBatcher } from './hot-path.ts';
-import { lockUser } from './lock-user.ts';
 import { type RememberedRows, rememberedRows } from './remembered-rows.ts';
+import { lockUser } from './row-locks.ts';
 import type { ApiKeysTable, Database } from './schema.ts';
 import { toUser } from './user-store.ts';
 
@@ -43,37 +43,14 @@ const REMEMBERED_KEYS = 10_000;
 type FoundKey = NonNullable<Awaited<ReturnType<KeyStore['findActiveByHash']>>>;
 
 export function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): KeyStore {
-  const raw = rawRunner(db, dialect, hot);
-  const direct = hot.direct ?? null;
-  const remembered: RememberedRows<FoundKey> | null = direct
-    ? rememberedRows(direct, { max: REMEMBERED_KEYS })
-    : null;
-  const found = (row: KeyWithOwner | undefined): FoundKey | null =>
-    row ? { key: toKey(row), keyHash: row.key_hash, user: ownerOf(row) } : null;
-  const byHash = turnBatcher<string, KeyWithOwner | undefined>(hot, async (hashes) => {
-    const rows = await raw<KeyWithOwner>(
-      `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
-        WHERE k.key_hash = ANY(?::text[]) AND k.revoked_at IS NULL`,
-      [hashes],
-    );
-    const found = new Map(rows.map((row) => [row.key_hash, row]));
-    return hashes.map((hash) => found.get(hash));
-  });
-  /** Writes `update` to an active key of the account; false when it has no such key. */
-  const updateActive = async (
-    userId: number,
-    keyId: number,
-    update: UpdateObject<Database, 'api_keys'>,
-  ): Promise<boolean> => {
-    const res = await db
-      .updateTable('api_keys')
-      .set(update)
-      .where('id', '=', keyId)
-      .where('user_id', '=', userId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) > 0;
-  };
+  return { ...keyWrites(db, dialect), ...keyLookups(db, dialect, hot) };
+}
+
+/** Keys created, listed, revoked, re-signed and marked used. */
+function keyWrites(
+  db: Kysely<Database>,
+  dialect: DialectName,
+): Pick<KeyStore, 'createWithinLimit' | 'listActive' | 'revoke' | 'setSigningNonce' | 'touch'> {
   return {
     async createWithinLimit({ userId, name, prefix, keyHash, signingNonce, now, maxActive }) {
       return db.transaction().execute(async (trx) => {
@@ -113,7 +90,45 @@ export function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPat
         .execute();
       return rows.map(toKey);
     },
-    revoke: (userId, keyId, now) => updateActive(userId, keyId, { revoked_at: now }),
+    revoke: (userId, keyId, now) => updateActive(db, { userId, keyId }, { revoked_at: now }),
+    setSigningNonce: (userId, keyId, nonce) =>
+      updateActive(db, { userId, keyId }, { signing_nonce: nonce }),
+    async touch(keyId, now, minIntervalMs) {
+      await db
+        .updateTable('api_keys')
+        .set({ last_used_at: now })
+        .where('id', '=', keyId)
+        .where((eb) =>
+          eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - minIntervalMs)]),
+        )
+        .execute();
+    },
+  };
+}
+
+/** The hot path's key lookups: remembered on SQLite, batched per turn on PostgreSQL. */
+function keyLookups(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  hot: HotPath,
+): Pick<KeyStore, 'findActiveByHash' | 'findActiveById' | 'isActive'> {
+  const raw = rawRunner(db, dialect, hot);
+  const direct = hot.direct ?? null;
+  const remembered: RememberedRows<FoundKey> | null = direct
+    ? rememberedRows(direct, { max: REMEMBERED_KEYS })
+    : null;
+  const found = (row: KeyWithOwner | undefined): FoundKey | null =>
+    row ? { key: toKey(row), keyHash: row.key_hash, user: ownerOf(row) } : null;
+  const byHash = turnBatcher<string, KeyWithOwner | undefined>(hot, async (hashes) => {
+    const rows = await raw<KeyWithOwner>(
+      `SELECT ${KEY_WITH_OWNER} FROM api_keys k JOIN users u ON u.id = k.user_id
+        WHERE k.key_hash = ANY(?::text[]) AND k.revoked_at IS NULL`,
+      [hashes],
+    );
+    const found = new Map(rows.map((row) => [row.key_hash, row]));
+    return hashes.map((hash) => found.get(hash));
+  });
+  return {
     async findActiveByHash(keyHash) {
       if (byHash) return found(await byHash.load(keyHash));
       if (remembered && direct?.available()) {
@@ -131,21 +146,25 @@ export function keyStore(db: Kysely<Database>, dialect: DialectName, hot: HotPat
       );
       return row ? { key: toKey(row), signingNonce: row.signing_nonce, user: ownerOf(row) } : null;
     },
-    setSigningNonce: (userId, keyId, nonce) =>
-      updateActive(userId, keyId, { signing_nonce: nonce }),
     async isActive(keyId) {
       const rows = await raw('SELECT 1 FROM api_keys WHERE id = ? AND revoked_at IS NULL', [keyId]);
       return rows.length > 0;
     },
-    async touch(keyId, now, minIntervalMs) {
-      await db
-        .updateTable('api_keys')
-        .set({ last_used_at: now })
-        .where('id', '=', keyId)
-        .where((eb) =>
-          eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<=', now - minIntervalMs)]),
-        )
-        .execute();
-    },
   };
+}
+
+/** Writes `update` to an active key of the account; false when it has no such key. */
+async function updateActive(
+  db: Kysely<Database>,
+  key: { userId: number; keyId: number },
+  update: UpdateObject<Database, 'api_keys'>,
+): Promise<boolean> {
+  const res = await db
+    .updateTable('api_keys')
+    .set(update)
+    .where('id', '=', key.keyId)
+    .where('user_id', '=', key.userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }

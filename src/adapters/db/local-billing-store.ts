@@ -9,7 +9,7 @@ import type {
   LocalSubscription,
 } from '../billing/local-provider.ts';
 import type { DialectName } from './connect.ts';
-import { lockUser } from './lock-user.ts';
+import { lockUser } from './row-locks.ts';
 import type {
   Database,
   LocalBillingSessionsTable,
@@ -46,14 +46,17 @@ export function createLocalBillingStore(
   db: Kysely<Database>,
   dialect: DialectName,
 ): LocalBillingStore {
-  const findSubscription = async (id: string) => {
-    const row = await db
-      .selectFrom('local_billing_subscriptions')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row ? toSubscription(row) : null;
-  };
+  return { ...checkoutSessions(db, dialect), ...subscriptions(db) };
+}
+
+/** Checkout sessions: opened, read, completed (a subscription begins) or expired. */
+function checkoutSessions(
+  db: Kysely<Database>,
+  dialect: DialectName,
+): Pick<
+  LocalBillingStore,
+  'insertSession' | 'findSession' | 'completeCheckout' | 'expireCheckout'
+> {
   return {
     async insertSession(s) {
       await db
@@ -127,7 +130,18 @@ export function createLocalBillingStore(
         .executeTakeFirst();
       return Number(res.numUpdatedRows) > 0;
     },
-    findSubscription,
+  };
+}
+
+/** Subscriptions: by id, the latest of a customer, cancelled at period end, renewed when due. */
+function subscriptions(
+  db: Kysely<Database>,
+): Pick<
+  LocalBillingStore,
+  'findSubscription' | 'latestSubscription' | 'setCancelAtPeriodEnd' | 'due' | 'advance'
+> {
+  return {
+    findSubscription: (id) => findSubscription(db, id),
     async latestSubscription(customerId) {
       const row = await db
         .selectFrom('local_billing_subscriptions')
@@ -177,4 +191,16 @@ export function createLocalBillingStore(
       return Number(res.numUpdatedRows) > 0;
     },
   };
+}
+
+async function findSubscription(
+  db: Kysely<Database>,
+  id: string,
+): Promise<LocalSubscription | null> {
+  const row = await db
+    .selectFrom('local_billing_subscriptions')
+    .selectAll()
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return row ? toSubscription(row) : null;
 }

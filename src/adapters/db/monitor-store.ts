@@ -3,6 +3,8 @@ import { imageToken } from '../../domain/monitors/monitor-rules.ts';
 import type {
   Monitor,
   MonitorRun,
+  MonitorRunEnd,
+  MonitorRunRef,
   MonitorStatus,
   MonitorStore,
   RunStatus,
@@ -10,7 +12,7 @@ import type {
 } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
 import { insertDelivery } from './job-store.ts';
-import { lockUser } from './lock-user.ts';
+import { lockedRows, lockRow, lockUser } from './row-locks.ts';
 import type { Database, MonitorRunsTable, MonitorsTable } from './schema.ts';
 import { toScreenshot } from './screenshot-store.ts';
 
@@ -53,9 +55,30 @@ const toRun = (row: Selectable<MonitorRunsTable>): MonitorRun => ({
 
 /** Monitors and their runs (docs/api.md, "Monitors"). */
 export function monitorStore(db: Kysely<Database>, dialect: DialectName): MonitorStore {
-  const inTransaction = <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
+  const inTransaction = transactional(db);
+  return {
+    ...monitorRecords(db, dialect),
+    ...monitorDeletion(db, dialect),
+    ...scheduling(db, dialect),
+    ...runImages(db),
+    finishRun: (run, end, now) =>
+      inTransaction((trx) => finishRun(trx, dialect, { run, end, now })),
+    ...runRecords(db),
+  };
+}
+
+/** Runs `fn` in the store's transaction, or in a new one. */
+const transactional =
+  (db: Kysely<Database>) =>
+  <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
     db.isTransaction ? fn(db) : db.transaction().execute(fn);
 
+/** Monitors created, read, listed, changed. */
+function monitorRecords(
+  db: Kysely<Database>,
+  dialect: DialectName,
+): Pick<MonitorStore, 'createWithinLimit' | 'get' | 'list' | 'update'> {
+  const inTransaction = transactional(db);
   return {
     createWithinLimit(monitor, max) {
       return inTransaction(async (trx) => {
@@ -124,7 +147,13 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
         .executeTakeFirst();
       return row ? toMonitor(row) : null;
     },
+  };
+}
 
+/** A monitor deleted with its runs' images. */
+function monitorDeletion(db: Kysely<Database>, dialect: DialectName): Pick<MonitorStore, 'delete'> {
+  const inTransaction = transactional(db);
+  return {
     delete(userId, id) {
       return inTransaction(async (trx) => {
         // The monitor's row first, locked as a run's end locks it (finishRun): a run ending
@@ -135,7 +164,7 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
           .selectAll()
           .where('id', '=', id)
           .where('user_id', '=', userId);
-        if (dialect === 'postgres') current = current.forUpdate();
+        current = lockedRows(current, dialect, 'wait');
         const row = await current.executeTakeFirst();
         if (row === undefined) return null;
         const runs = await trx
@@ -172,39 +201,16 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
         return { monitor: toMonitor(row), images };
       });
     },
+  };
+}
 
-    async releaseRunImages(userId, ids) {
-      if (ids.length === 0) return [];
-      const rows = await db
-        .deleteFrom('screenshots')
-        .where('user_id', '=', userId)
-        .where('id', 'in', [...ids])
-        .where(({ exists, not, selectFrom }) =>
-          not(
-            exists(
-              selectFrom('monitor_runs')
-                .innerJoin('monitors', 'monitors.id', 'monitor_runs.monitor_id')
-                .select('monitor_runs.id')
-                .where('monitors.user_id', '=', userId)
-                .whereRef('monitor_runs.screenshot_id', '=', 'screenshots.id'),
-            ),
-          ),
-        )
-        .where(({ exists, not, selectFrom }) =>
-          not(
-            exists(
-              selectFrom('monitors')
-                .select('monitors.id')
-                .where('monitors.user_id', '=', userId)
-                .whereRef('monitors.baseline_id', '=', 'screenshots.id'),
-            ),
-          ),
-        )
-        .returningAll()
-        .execute();
-      return rows.map(toScreenshot);
-    },
-
+/** The scheduler's reads and writes: due monitors claimed, runs in flight, quota pauses. */
+function scheduling(
+  db: Kysely<Database>,
+  dialect: DialectName,
+): Pick<MonitorStore, 'claimDue' | 'hasRunning' | 'resumeFromQuota' | 'getByRun'> {
+  const inTransaction = transactional(db);
+  return {
     claimDue(now, limit, next) {
       return inTransaction(async (trx) => {
         let due = trx
@@ -216,7 +222,7 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
           .limit(limit);
         // Rows another node is claiming are skipped, not waited for: each node takes other
         // monitors. SQLite runs one write transaction at a time.
-        if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+        due = lockedRows(due, dialect, 'skip');
         const claimed: Monitor[] = [];
         for (const row of await due.execute()) {
           const monitor = toMonitor(row);
@@ -264,7 +270,12 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
         .executeTakeFirst();
       return row ? toMonitor(row) : null;
     },
+  };
+}
 
+/** Runs started, and the images of runs let go. */
+function runImages(db: Kysely<Database>): Pick<MonitorStore, 'insertRun' | 'releaseRunImages'> {
+  return {
     async insertRun(run) {
       const row = await db
         .insertInto('monitor_runs')
@@ -274,79 +285,45 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
       return toRun(row);
     },
 
-    finishRun(monitorId, runId, end, now) {
-      return inTransaction(async (trx) => {
-        // The monitor's row first, as a DELETE of the monitor locks it before its runs: the
-        // two never wait for each other in opposite orders (PostgreSQL; SQLite has one writer).
-        if (dialect === 'postgres') {
-          await trx
-            .selectFrom('monitors')
-            .select('id')
-            .where('id', '=', monitorId)
-            .forUpdate()
-            .execute();
-        }
-        const res = await trx
-          .updateTable('monitor_runs')
-          .set({
-            status: end.run.status,
-            changed: end.run.changed === null ? null : end.run.changed,
-            changed_fraction: end.run.changedFraction,
-            image_url: end.run.imageUrl,
-            diff_url: end.run.diffUrl,
-            error: end.run.error,
-            screenshot_id: end.run.screenshotId,
-          } as never)
-          .where('id', '=', runId)
-          .where('monitor_id', '=', monitorId)
-          .where('status', '=', 'running')
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) !== 1) return false;
-        if (end.newBaseline !== undefined) {
-          const next = end.newBaseline;
-          // The monitor's row locked (PostgreSQL; SQLite writes one transaction at a time):
-          // of runs ending together, each lets go of the baseline the one before it set.
-          let current = trx
-            .selectFrom('monitors')
-            .select('baseline_id')
-            .where('id', '=', monitorId);
-          if (dialect === 'postgres') current = current.forUpdate();
-          const row = await current.executeTakeFirst();
-          const old =
-            row?.baseline_id === null || row === undefined ? null : Number(row.baseline_id);
-          if (old !== null && old !== next.id) {
-            await trx
-              .updateTable('screenshots')
-              .set((eb) => ({ expires_at: eb('created_at', '+', next.retentionMs) }))
-              .where('id', '=', old)
-              .execute();
-          }
-          await trx
-            .updateTable('screenshots')
-            .set({ expires_at: next.expiresAt })
-            .where('id', '=', next.id)
-            .execute();
-        }
-        const m = end.monitor;
-        const values: Partial<Record<keyof MonitorsTable, unknown>> = {};
-        if (m.lastRunAt !== undefined) values.last_run_at = m.lastRunAt;
-        if (m.lastChangeAt !== undefined) values.last_change_at = m.lastChangeAt;
-        if (m.baselineId !== undefined) values.baseline_id = m.baselineId;
-        if (m.failures !== undefined) values.failures = m.failures;
-        if (m.failedEventAt !== undefined) values.failed_event_at = m.failedEventAt;
-        if (m.status !== undefined) values.status = m.status;
-        if (Object.keys(values).length > 0) {
-          await trx
-            .updateTable('monitors')
-            .set(values as never)
-            .where('id', '=', monitorId)
-            .execute();
-        }
-        for (const delivery of end.deliveries) await insertDelivery(trx, delivery, now);
-        return true;
-      });
+    async releaseRunImages(userId, ids) {
+      if (ids.length === 0) return [];
+      const rows = await db
+        .deleteFrom('screenshots')
+        .where('user_id', '=', userId)
+        .where('id', 'in', [...ids])
+        .where(({ exists, not, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('monitor_runs')
+                .innerJoin('monitors', 'monitors.id', 'monitor_runs.monitor_id')
+                .select('monitor_runs.id')
+                .where('monitors.user_id', '=', userId)
+                .whereRef('monitor_runs.screenshot_id', '=', 'screenshots.id'),
+            ),
+          ),
+        )
+        .where(({ exists, not, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('monitors')
+                .select('monitors.id')
+                .where('monitors.user_id', '=', userId)
+                .whereRef('monitors.baseline_id', '=', 'screenshots.id'),
+            ),
+          ),
+        )
+        .returningAll()
+        .execute();
+      return rows.map(toScreenshot);
     },
+  };
+}
 
+/** Runs read, listed, pruned, and failed when their job is gone. */
+function runRecords(
+  db: Kysely<Database>,
+): Pick<MonitorStore, 'getRun' | 'listRuns' | 'pruneRuns' | 'failStale'> {
+  return {
     async getRun(monitorId, runId) {
       const row = await db
         .selectFrom('monitor_runs')
@@ -412,6 +389,87 @@ export function monitorStore(db: Kysely<Database>, dialect: DialectName): Monito
       return Number(res.numUpdatedRows);
     },
   };
+}
+
+/** Ends a running run and writes what follows on the monitor (MonitorStore.finishRun). */
+async function finishRun(
+  trx: Kysely<Database>,
+  dialect: DialectName,
+  ending: { run: MonitorRunRef; end: MonitorRunEnd; now: number },
+): Promise<boolean> {
+  const { run, end, now } = ending;
+  const { monitorId, runId } = run;
+  // The monitor's row first, as a DELETE of the monitor locks it before its runs: the
+  // two never wait for each other in opposite orders (PostgreSQL; SQLite has one writer).
+  await lockRow(trx, dialect, { table: 'monitors', id: monitorId });
+  const res = await trx
+    .updateTable('monitor_runs')
+    .set({
+      status: end.run.status,
+      changed: end.run.changed === null ? null : end.run.changed,
+      changed_fraction: end.run.changedFraction,
+      image_url: end.run.imageUrl,
+      diff_url: end.run.diffUrl,
+      error: end.run.error,
+      screenshot_id: end.run.screenshotId,
+    } as never)
+    .where('id', '=', runId)
+    .where('monitor_id', '=', monitorId)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) !== 1) return false;
+  if (end.newBaseline !== undefined) await moveBaseline(trx, dialect, monitorId, end.newBaseline);
+  const values = monitorValues(end.monitor);
+  if (Object.keys(values).length > 0) {
+    await trx
+      .updateTable('monitors')
+      .set(values as never)
+      .where('id', '=', monitorId)
+      .execute();
+  }
+  for (const delivery of end.deliveries) await insertDelivery(trx, delivery, now);
+  return true;
+}
+
+/**
+ * The monitor's baseline becomes `next`, kept as long as it is one; the one before goes back
+ * to its plan's retention. The monitor's row locked (PostgreSQL; SQLite writes one transaction
+ * at a time): of runs ending together, each lets go of the baseline the one before it set.
+ */
+async function moveBaseline(
+  trx: Kysely<Database>,
+  dialect: DialectName,
+  monitorId: string,
+  next: NonNullable<MonitorRunEnd['newBaseline']>,
+): Promise<void> {
+  let current = trx.selectFrom('monitors').select('baseline_id').where('id', '=', monitorId);
+  current = lockedRows(current, dialect, 'wait');
+  const row = await current.executeTakeFirst();
+  const old = row?.baseline_id === null || row === undefined ? null : Number(row.baseline_id);
+  if (old !== null && old !== next.id) {
+    await trx
+      .updateTable('screenshots')
+      .set((eb) => ({ expires_at: eb('created_at', '+', next.retentionMs) }))
+      .where('id', '=', old)
+      .execute();
+  }
+  await trx
+    .updateTable('screenshots')
+    .set({ expires_at: next.expiresAt })
+    .where('id', '=', next.id)
+    .execute();
+}
+
+/** The monitor's columns a run's end sets (those it names). */
+function monitorValues(m: MonitorRunEnd['monitor']): Partial<Record<keyof MonitorsTable, unknown>> {
+  const values: Partial<Record<keyof MonitorsTable, unknown>> = {};
+  if (m.lastRunAt !== undefined) values.last_run_at = m.lastRunAt;
+  if (m.lastChangeAt !== undefined) values.last_change_at = m.lastChangeAt;
+  if (m.baselineId !== undefined) values.baseline_id = m.baselineId;
+  if (m.failures !== undefined) values.failures = m.failures;
+  if (m.failedEventAt !== undefined) values.failed_event_at = m.failedEventAt;
+  if (m.status !== undefined) values.status = m.status;
+  return values;
 }
 
 /** Values per `IN (...)` list: well under SQLite's 32,766 bound parameters. */

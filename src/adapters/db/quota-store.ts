@@ -4,7 +4,7 @@
  * for captures in flight (domain/quota/quota-holds.ts) until delivered or swept.
  */
 import { CompiledQuery, type Kysely, sql } from 'kysely';
-import type { QuotaStore } from '../../domain/store.ts';
+import type { QuotaStore, QuotaUnit } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
 import { type HotPath, rawRunner } from './hot-path.ts';
 import type { DirectSqlite } from './node-sqlite.ts';
@@ -46,14 +46,9 @@ const PG_RELEASE = `WITH m AS (
   WHERE user_id = $1::bigint AND day = $3::text AND count > 0 AND EXISTS (SELECT 1 FROM m)`;
 
 /** SQLite has no writing CTE: the same as two statements in one transaction (and the holds). */
-function* sqliteTake(
-  userId: number,
-  period: string,
-  limit: number,
-  day: string | undefined,
-  units: number,
-  holdUntil: number | null,
-): Steps<Taken | null> {
+function* sqliteTake(take: TakeArgs, holdUntil: number | null): Steps<Taken | null> {
+  const { unit, limit, units } = take;
+  const { userId, period, day } = unit;
   const [row] = (yield [
     `INSERT INTO usage_months (user_id, period, used) SELECT ?, ?, ? WHERE ? <= ?
      ON CONFLICT (user_id, period) DO UPDATE SET used = usage_months.used + excluded.used
@@ -80,7 +75,7 @@ function* sqliteTake(
   return { used: Number(row.used), holds };
 }
 
-function* sqliteRelease(userId: number, period: string, day: string | undefined): Steps<void> {
+function* sqliteRelease({ userId, period, day }: QuotaUnit): Steps<void> {
   const back = yield [
     `UPDATE usage_months SET used = used - 1
       WHERE user_id = ? AND period = ? AND used > 0 RETURNING used`,
@@ -134,13 +129,14 @@ interface Taken {
   holds: number[];
 }
 
-type Take = (
-  userId: number,
-  period: string,
-  limit: number,
-  day: string | undefined,
-  units: number,
-) => Promise<Taken | null>;
+/** One write's units (one, or a group's), under the month's `limit`. */
+interface TakeArgs {
+  unit: QuotaUnit;
+  limit: number;
+  units: number;
+}
+
+type Take = (args: TakeArgs) => Promise<Taken | null>;
 
 /** One reservation's share of a write: its count, and its hold when the write held. */
 type Share = { used: number; hold: number | undefined } | null;
@@ -160,7 +156,7 @@ type Share = { used: number; hold: number | undefined } | null;
 function coalesced(
   take: Take,
   gather?: () => Promise<void>,
-): (userId: number, period: string, limit: number, day: string | undefined) => Promise<Share> {
+): (unit: QuotaUnit, limit: number) => Promise<Share> {
   interface Waiter {
     resolve(share: Share): void;
     reject(err: unknown): void;
@@ -169,7 +165,7 @@ function coalesced(
   const drain = async (
     key: string,
     queue: Waiter[],
-    args: [number, string, number, string | undefined],
+    group: { unit: QuotaUnit; limit: number },
   ): Promise<void> => {
     for (;;) {
       if (gather) await gather();
@@ -179,7 +175,7 @@ function coalesced(
         return;
       }
       try {
-        const taken = await take(...args, batch.length);
+        const taken = await take({ ...group, units: batch.length });
         if (taken !== null || batch.length === 1) {
           batch.forEach((w, i) => {
             w.resolve(
@@ -201,7 +197,7 @@ function coalesced(
           continue;
         }
         try {
-          const taken = await take(...args, 1);
+          const taken = await take({ ...group, units: 1 });
           full = taken === null;
           w.resolve(taken === null ? null : { used: taken.used, hold: taken.holds[0] });
         } catch (err) {
@@ -210,8 +206,9 @@ function coalesced(
       }
     }
   };
-  return (userId, period, limit, day) =>
+  return (unit, limit) =>
     new Promise<Share>((resolve, reject) => {
+      const { userId, period, day } = unit;
       const key = `${userId}|${period}|${limit}|${day ?? ''}`;
       const queue = queues.get(key);
       if (queue) {
@@ -220,7 +217,7 @@ function coalesced(
       }
       const fresh = [{ resolve, reject }];
       queues.set(key, fresh);
-      void drain(key, fresh, [userId, period, limit, day]);
+      void drain(key, fresh, { unit: { userId, period, day }, limit });
     });
 }
 
@@ -270,64 +267,83 @@ async function giveBack(trx: Kysely<Database>, rows: readonly HoldRow[]): Promis
 }
 
 export function quotaStore(db: Kysely<Database>, dialect: DialectName, hot: HotPath): QuotaStore {
+  return { ...unitWrites(db, dialect, hot), ...holdWrites(db, dialect, hot), ...usageReads(db) };
+}
+
+/** The writer of reservations: PostgreSQL's one statement, or SQLite's one transaction. */
+function takeWriter(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  hot: HotPath,
+): (holdUntil: () => number | null) => (unit: QuotaUnit, limit: number) => Promise<Share> {
   const raw = rawRunner(db, dialect, hot);
   const direct = hot.direct ?? null;
-  const writer = (holdUntil: () => number | null) =>
-    dialect === 'postgres'
-      ? coalesced(async (userId, period, limit, day, units) => {
-          const until = holdUntil();
-          const [row] =
-            until === null
-              ? await raw<{ used: number; holds?: unknown[] }>(PG_TAKE, [
-                  userId,
-                  period,
-                  units,
-                  limit,
-                  day ?? null,
-                ])
-              : await raw<{ used: number; holds?: unknown[] }>(PG_TAKE_HELD, [
-                  userId,
-                  period,
-                  units,
-                  limit,
-                  day ?? null,
-                  until,
-                ]);
-          if (!row) return null;
-          // bigint[] comes back as strings (only BIGINT itself has a number parser).
-          return { used: Number(row.used), holds: (row.holds ?? []).map(Number) };
-        })
-      : // SQLite statements run synchronously, so nothing overlaps a write in flight: the
-        // requests of one event-loop turn are grouped instead.
-        coalesced(
-          (userId, period, limit, day, units) =>
-            sqliteTransaction(db, direct, () =>
-              sqliteTake(userId, period, limit, day, units, holdUntil()),
-            ),
-          nextTurn,
-        );
+  if (dialect === 'sqlite') {
+    // SQLite statements run synchronously, so nothing overlaps a write in flight: the
+    // requests of one event-loop turn are grouped instead.
+    return (holdUntil) =>
+      coalesced(
+        (take) => sqliteTransaction(db, direct, () => sqliteTake(take, holdUntil())),
+        nextTurn,
+      );
+  }
+  return (holdUntil) =>
+    coalesced(async ({ unit, limit, units }) => {
+      const until = holdUntil();
+      const params = [unit.userId, unit.period, units, limit, unit.day ?? null];
+      const [row] = await raw<{ used: number; holds?: unknown[] }>(
+        until === null ? PG_TAKE : PG_TAKE_HELD,
+        until === null ? params : [...params, until],
+      );
+      if (!row) return null;
+      // bigint[] comes back as strings (only BIGINT itself has a number parser).
+      return { used: Number(row.used), holds: (row.holds ?? []).map(Number) };
+    });
+}
+
+/** Units taken and given back: reserve, reserveHeld, release. */
+function unitWrites(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  hot: HotPath,
+): Pick<QuotaStore, 'reserve' | 'reserveHeld' | 'release'> {
+  const raw = rawRunner(db, dialect, hot);
+  const direct = hot.direct ?? null;
+  const writer = takeWriter(db, dialect, hot);
   const reserve = writer(() => null);
   // Reservations that hold are grouped apart from those that do not (a hit's write stays the
   // statement without holds); a group's holds expire at the latest `until` asked for.
   let heldUntil = 0;
   const reserveHeld = writer(() => heldUntil);
-  const inTransaction = <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
-    db.isTransaction ? fn(db) : db.transaction().execute(fn);
   return {
-    reserve: async (userId, period, limit, day) =>
-      limit <= 0 ? null : ((await reserve(userId, period, limit, day))?.used ?? null),
-    async reserveHeld(userId, period, limit, day, until) {
+    reserve: async (unit, { limit }) =>
+      limit <= 0 ? null : ((await reserve(unit, limit))?.used ?? null),
+    async reserveHeld(unit, { limit, until }) {
       if (limit <= 0) return null;
       heldUntil = Math.max(heldUntil, until);
-      const share = await reserveHeld(userId, period, limit, day);
+      const share = await reserveHeld(unit, limit);
       return share === null || share.hold === undefined
         ? null
         : { used: share.used, hold: share.hold };
     },
-    async release(userId, period, day) {
-      if (dialect === 'postgres') await raw(PG_RELEASE, [userId, period, day ?? null]);
-      else await sqliteTransaction(db, direct, () => sqliteRelease(userId, period, day));
+    async release(unit) {
+      if (dialect === 'postgres')
+        await raw(PG_RELEASE, [unit.userId, unit.period, unit.day ?? null]);
+      else await sqliteTransaction(db, direct, () => sqliteRelease(unit));
     },
+  };
+}
+
+/** Holds of captures in flight: given back, kept, renewed, swept when expired. */
+function holdWrites(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  hot: HotPath,
+): Pick<QuotaStore, 'releaseHeld' | 'keep' | 'renew' | 'returnExpired'> {
+  const raw = rawRunner(db, dialect, hot);
+  const inTransaction = <T>(fn: (trx: Kysely<Database>) => Promise<T>): Promise<T> =>
+    db.isTransaction ? fn(db) : db.transaction().execute(fn);
+  return {
     async releaseHeld(hold) {
       await inTransaction(async (trx) => {
         const rows = await trx
@@ -369,6 +385,12 @@ export function quotaStore(db: Kysely<Database>, dialect: DialectName, hot: HotP
         return rows.length;
       });
     },
+  };
+}
+
+/** The month's count and the usage chart's days. */
+function usageReads(db: Kysely<Database>): Pick<QuotaStore, 'used' | 'days'> {
+  return {
     async used(userId, period) {
       const row = await db
         .selectFrom('usage_months')

@@ -7,7 +7,12 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { PageMetadata } from '../../domain/captures/renderer.ts';
 import type { CaptureWarning } from '../../domain/captures/warnings.ts';
-import type { ScreenshotRecord, ScreenshotStore, StoredContent } from '../../domain/store.ts';
+import type {
+  CacheLookup,
+  ScreenshotRecord,
+  ScreenshotStore,
+  StoredContent,
+} from '../../domain/store.ts';
 import { deepFreeze } from '../../lib/deep-freeze.ts';
 import type { DialectName } from './connect.ts';
 import { type HotPath, rawRunner, turnBatcher } from './hot-path.ts';
@@ -39,13 +44,8 @@ export const toScreenshot = (row: Selectable<ScreenshotsTable>): ScreenshotRecor
   expiresAt: row.expires_at,
 });
 
-/** A cache lookup for an API key's request (findCachedForKey's arguments). */
-interface CachedLookup {
-  cacheKey: string;
-  since: number;
-  now: number;
-  keyId: number;
-}
+/** A cache lookup for an API key's request (findCachedForKey's argument). */
+type CachedLookup = CacheLookup & { keyId: number };
 
 /** The key's state, and the newest fresh record or a row of nulls. */
 type CachedForKeyRow = { key_active: number } & {
@@ -92,6 +92,56 @@ export function screenshotStore(
   dialect: DialectName,
   hot: HotPath,
 ): ScreenshotStore {
+  return {
+    ...recordWrites(db),
+    ...cacheReads(db, dialect, hot),
+    ...recordReads(db),
+    ...sweeps(db),
+  };
+}
+
+/** A record written. */
+function recordWrites(db: Kysely<Database>): Pick<ScreenshotStore, 'insert'> {
+  return {
+    async insert(r) {
+      const row = await db
+        .insertInto('screenshots')
+        .values({
+          user_id: r.userId,
+          token: r.token,
+          ext: r.ext,
+          url: r.url,
+          format: r.format,
+          width: r.width,
+          height: r.height,
+          viewport_width: r.viewportWidth,
+          viewport_height: r.viewportHeight,
+          full_page: r.fullPage,
+          quality: r.quality,
+          device_scale_factor: r.deviceScaleFactor,
+          truncated: r.truncated,
+          listable: r.listable,
+          cache_key: r.cacheKey,
+          target_status: r.targetStatus,
+          metadata: r.metadata === null ? null : JSON.stringify(r.metadata),
+          warnings: r.warnings.length === 0 ? null : JSON.stringify(r.warnings),
+          content: r.content === null ? null : JSON.stringify(r.content),
+          created_at: r.createdAt,
+          expires_at: r.expiresAt,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toScreenshot(row);
+    },
+  };
+}
+
+/** The cache's lookups, on the hot path: remembered on SQLite, batched per turn on PostgreSQL. */
+function cacheReads(
+  db: Kysely<Database>,
+  dialect: DialectName,
+  hot: HotPath,
+): Pick<ScreenshotStore, 'findCached' | 'findCachedForKey'> {
   const raw = rawRunner(db, dialect, hot);
   const direct = hot.direct ?? null;
   const remembered: RememberedRows<CachedLookupResult> | null = direct
@@ -125,37 +175,7 @@ export function screenshotStore(
     },
   );
   return {
-    async insert(r) {
-      const row = await db
-        .insertInto('screenshots')
-        .values({
-          user_id: r.userId,
-          token: r.token,
-          ext: r.ext,
-          url: r.url,
-          format: r.format,
-          width: r.width,
-          height: r.height,
-          viewport_width: r.viewportWidth,
-          viewport_height: r.viewportHeight,
-          full_page: r.fullPage,
-          quality: r.quality,
-          device_scale_factor: r.deviceScaleFactor,
-          truncated: r.truncated,
-          listable: r.listable,
-          cache_key: r.cacheKey,
-          target_status: r.targetStatus,
-          metadata: r.metadata === null ? null : JSON.stringify(r.metadata),
-          warnings: r.warnings.length === 0 ? null : JSON.stringify(r.warnings),
-          content: r.content === null ? null : JSON.stringify(r.content),
-          created_at: r.createdAt,
-          expires_at: r.expiresAt,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toScreenshot(row);
-    },
-    async findCached(cacheKey, since, now) {
+    async findCached({ cacheKey, since, now }) {
       const [row] = await raw<Selectable<ScreenshotsTable>>(
         `SELECT * FROM screenshots WHERE cache_key = ? AND created_at >= ? AND expires_at > ?
          ORDER BY created_at DESC, id DESC LIMIT 1`,
@@ -163,7 +183,8 @@ export function screenshotStore(
       );
       return row ? toScreenshot(row) : null;
     },
-    async findCachedForKey(cacheKey, since, now, keyId) {
+    async findCachedForKey(lookup) {
+      const { cacheKey, since, now, keyId } = lookup;
       if (remembered && direct?.available()) {
         const newest = remembered.get(`${keyId} ${cacheKey}`, () =>
           deepFreeze(lookupOf(direct.all<CachedForKeyRow>(NEWEST_FOR_KEY, [keyId, cacheKey])[0])),
@@ -179,10 +200,18 @@ export function screenshotStore(
       // One row whatever the cache holds: the key's state, and the record or nulls.
       return lookupOf(
         cachedForKey
-          ? await cachedForKey.load({ cacheKey, since, now, keyId })
+          ? await cachedForKey.load(lookup)
           : (await raw<CachedForKeyRow>(CACHED_FOR_KEY, [keyId, cacheKey, since, now]))[0],
       );
     },
+  };
+}
+
+/** An account's records: by token, by id, listed, deleted. */
+function recordReads(
+  db: Kysely<Database>,
+): Pick<ScreenshotStore, 'findByToken' | 'findForUser' | 'listForUser' | 'deleteForUser'> {
+  return {
     async findByToken(token) {
       const row = await db
         .selectFrom('screenshots')
@@ -223,6 +252,14 @@ export function screenshotStore(
         .executeTakeFirst();
       return row ? toScreenshot(row) : null;
     },
+  };
+}
+
+/** Expiry and the cache's and the orphan sweep's bookkeeping. */
+function sweeps(
+  db: Kysely<Database>,
+): Pick<ScreenshotStore, 'claimExpired' | 'uncache' | 'knownTokens'> {
+  return {
     async claimExpired(now, limit) {
       // DELETE ... RETURNING hands each expired row to exactly one caller, on any number
       // of nodes: a row another sweeper already deleted is simply not returned.

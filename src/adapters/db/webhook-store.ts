@@ -1,7 +1,7 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { DeliveryStatus, WebhookDelivery, WebhookStore } from '../../domain/store.ts';
 import type { DialectName } from './connect.ts';
-import { lockUser } from './lock-user.ts';
+import { lockedRows, lockUser } from './row-locks.ts';
 import type { Database, WebhookDeliveriesTable } from './schema.ts';
 
 const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery => ({
@@ -25,8 +25,16 @@ const toDelivery = (row: Selectable<WebhookDeliveriesTable>): WebhookDelivery =>
  * written with its last status, in the same transaction (job-store.ts `finish`).
  */
 export function webhookStore(db: Kysely<Database>, dialect: DialectName): WebhookStore {
+  return { ...sending(db, dialect), ...accountDeliveries(db, dialect), ...deliverySweeps(db) };
+}
+
+/** What the senders do: deliveries taken by lease, their attempts recorded, let go. */
+function sending(
+  db: Kysely<Database>,
+  dialect: DialectName,
+): Pick<WebhookStore, 'claimDue' | 'recordAttempt' | 'release'> {
   return {
-    async claimDue(owner, now, leaseMs, limit, perAccount) {
+    async claimDue({ owner, now, leaseMs, limit, perAccount }) {
       // Accounts with `perAccount` deliveries being sent wait their turn: one endpoint that
       // never answers cannot hold every sending slot.
       const busy = db
@@ -46,7 +54,7 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
         .where('user_id', 'not in', busy)
         .orderBy('next_attempt_at')
         .limit(limit);
-      if (dialect === 'postgres') due = due.forUpdate().skipLocked();
+      due = lockedRows(due, dialect, 'skip');
       const rows = await db
         .updateTable('webhook_deliveries')
         .set({ lease_owner: owner, lease_expires_at: now + leaseMs })
@@ -56,7 +64,7 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
       return rows.map(toDelivery);
     },
 
-    async recordAttempt(id, owner, attempt, next) {
+    async recordAttempt({ id, owner }, attempt, next) {
       return db.transaction().execute(async (trx) => {
         const res = await trx
           .updateTable('webhook_deliveries')
@@ -88,7 +96,7 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
       });
     },
 
-    async release(id, owner) {
+    async release({ id, owner }) {
       const res = await db
         .updateTable('webhook_deliveries')
         .set({ lease_owner: null, lease_expires_at: null })
@@ -97,7 +105,15 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
         .executeTakeFirst();
       return Number(res.numUpdatedRows) > 0;
     },
+  };
+}
 
+/** An account's deliveries: listed, their attempts read, one sent again. */
+function accountDeliveries(
+  db: Kysely<Database>,
+  dialect: DialectName,
+): Pick<WebhookStore, 'list' | 'attempts' | 'resend'> {
+  return {
     async list(userId, limit) {
       const rows = await db
         .selectFrom('webhook_deliveries')
@@ -133,7 +149,7 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
       }));
     },
 
-    async resend(userId, id, now, maxPending) {
+    async resend(userId, id, { now, maxPending }) {
       return db.transaction().execute(async (trx) => {
         await lockUser(trx, dialect, userId);
         const row = await trx
@@ -160,7 +176,12 @@ export function webhookStore(db: Kysely<Database>, dialect: DialectName): Webhoo
         return 'queued' as const;
       });
     },
+  };
+}
 
+/** Finished deliveries pruned. */
+function deliverySweeps(db: Kysely<Database>): Pick<WebhookStore, 'prune'> {
+  return {
     async prune(before) {
       // Attempts go with their delivery (ON DELETE CASCADE).
       const res = await db

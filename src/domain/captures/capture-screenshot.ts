@@ -123,10 +123,11 @@ export async function reserveMonthly(
   // leaves it with the unit: the days of a month always add up to its `used`.
   const day = dayBounds(now).key;
   const { quota } = ctx.store;
+  const unit = { userId: user.id, period: period.key, day };
   const taken = options.hold
-    ? await quota.reserveHeld(user.id, period.key, limit, day, ctx.quotaHolds.until())
+    ? await quota.reserveHeld(unit, { limit, until: ctx.quotaHolds.until() })
     : await quota
-        .reserve(user.id, period.key, limit, day)
+        .reserve(unit, { limit })
         .then((used) => (used === null ? null : { used, hold: null }));
   if (!taken) {
     throw new AppError('quota_exceeded', 'monthly quota exceeded', {
@@ -147,7 +148,7 @@ export async function reserveMonthly(
       quota: { used, limit },
       // Given back even when the database is down right now (retried until it is back), so
       // an outage never leaves a unit spent on a capture that was not delivered.
-      release: () => retryInBackground(() => quota.release(user.id, period.key, day)),
+      release: () => retryInBackground(() => quota.release(unit)),
     };
   }
   ctx.quotaHolds.track(hold);
@@ -166,7 +167,7 @@ export async function reserveMonthly(
       ctx.quotaHolds.forget(hold);
       // Swept meanwhile (this node lost the database for a whole lease): the unit went back,
       // but the image is delivered, so it is taken again, past the limit if need be.
-      if (!(await quota.keep(hold))) await quota.reserve(user.id, period.key, MAX_UNITS, day);
+      if (!(await quota.keep(hold))) await quota.reserve(unit, { limit: MAX_UNITS });
     },
   };
 }

@@ -71,11 +71,11 @@ async function acrossNodes(
   const startedAt = ctx.clock();
   const finished = async (): Promise<FlightResult | null> => {
     const now = ctx.clock();
-    const hit = await ctx.store.screenshots.findCached(
+    const hit = await ctx.store.screenshots.findCached({
       cacheKey,
-      Math.min(now - cacheTtlMs, startedAt),
+      since: Math.min(now - cacheTtlMs, startedAt),
       now,
-    );
+    });
     return hit ? { ...hit, renderMs: null, image: null } : null;
   };
   for (;;) {

@@ -237,12 +237,17 @@ async function lookUpCache(
     keyChecked,
   });
   if (caller.keyId === undefined) {
-    const record = await ctx.store.screenshots.findCached(cacheKey, since, now);
+    const record = await ctx.store.screenshots.findCached({ cacheKey, since, now });
     return record ? hit(record, false) : null;
   }
   // One statement reads the record and the key: a revocation that landed since
   // authentication refuses the hit here (and a miss before any browser time).
-  const found = await ctx.store.screenshots.findCachedForKey(cacheKey, since, now, caller.keyId);
+  const found = await ctx.store.screenshots.findCachedForKey({
+    cacheKey,
+    since,
+    now,
+    keyId: caller.keyId,
+  });
   if (!found.keyActive) throw revoked();
   return found.record ? hit(found.record, true) : null;
 }

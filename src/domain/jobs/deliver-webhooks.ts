@@ -28,13 +28,13 @@ export async function deliverDueWebhooks(
   sender: WebhookSender,
   options: DeliveryOptions,
 ): Promise<number> {
-  const due = await ctx.store.webhooks.claimDue(
-    options.owner,
-    ctx.clock(),
-    DELIVERY_LEASE_MS,
-    options.batch,
-    BOUNDS.jobs.deliveriesInFlightPerAccount,
-  );
+  const due = await ctx.store.webhooks.claimDue({
+    owner: options.owner,
+    now: ctx.clock(),
+    leaseMs: DELIVERY_LEASE_MS,
+    limit: options.batch,
+    perAccount: BOUNDS.jobs.deliveriesInFlightPerAccount,
+  });
   await Promise.all(due.map((d) => attemptDelivery(ctx, sender, d, options)));
   return due.length;
 }
@@ -86,7 +86,7 @@ export async function attemptDelivery(
   }
   // An answer that came is recorded as usual; only an attempt cut off is let go.
   if (stop?.aborted && statusCode === null) {
-    await ctx.store.webhooks.release(delivery.id, options.owner);
+    await ctx.store.webhooks.release({ id: delivery.id, owner: options.owner });
     return;
   }
   const finished = ctx.clock();
@@ -102,8 +102,7 @@ export async function attemptDelivery(
     next = { status: 'pending', nextAttemptAt: finished + wait };
   }
   await ctx.store.webhooks.recordAttempt(
-    delivery.id,
-    options.owner,
+    { id: delivery.id, owner: options.owner },
     { attemptedAt: started, statusCode, error, durationMs: finished - started },
     next,
   );

@@ -4,13 +4,14 @@ import { BOUNDS } from '../bounds.ts';
 import { captureAnswer } from '../captures/capture-answer.ts';
 import type { CaptureInput } from '../captures/capture-options.ts';
 import {
+  type CaptureCaller,
   type CaptureOutcome,
   foregroundTurn,
   perRequest,
   runCapture,
 } from '../captures/run-capture.ts';
 import { AppError, isAppError } from '../errors.ts';
-import type { CaptureJob, CompletedBatch, NewDelivery } from '../store.ts';
+import type { CaptureJob, CompletedBatch, Lease, NewDelivery } from '../store.ts';
 import { jobAnswer, jobResult, newDeliveryId } from './job-answer.ts';
 import { openCredentials } from './job-credentials.ts';
 import type { JobRunContext } from './ports.ts';
@@ -42,79 +43,21 @@ export async function runJob(
   job: CaptureJob,
   options: RunJobOptions,
 ): Promise<'done' | 'requeued'> {
-  const { owner, leaseMs } = options;
+  const lease: Lease = { id: job.id, owner: options.owner };
   const lost = new AbortController();
-  const heartbeat = setInterval(
-    () => {
-      ctx.store.jobs.renew(job.id, owner, ctx.clock() + leaseMs).then(
-        (held) => {
-          if (!held) lost.abort(new AppError('internal_error', 'the job was taken over'));
-        },
-        () => {}, // a database blip: the next beat tries again, the lease has room
-      );
-    },
-    Math.max(250, Math.floor(leaseMs / 3)),
-  );
-  heartbeat.unref();
+  const heartbeat = keepLease(ctx, lease, options.leaseMs, lost);
   try {
-    const user = await ctx.store.users.findById(job.userId);
-    if (user === null) return 'done'; // the account is gone, and its jobs with it (cascade)
-    if (job.attempts > BOUNDS.jobs.maxAttempts) {
-      await fail(ctx, job, owner, {
-        error: `the capture was interrupted ${BOUNDS.jobs.maxAttempts} times (its node stopped)`,
-        code: 'internal_error',
-      });
-      return 'done';
-    }
-    if (job.monitorRunId !== null) {
-      // A monitor's run is a render: its turn among the synchronous ones comes first (as in
-      // run-capture.ts), so that a monitor deleted meanwhile is found before anything loads.
-      await foregroundTurn(ctx, lost.signal);
-    }
-    const monitorId = job.monitorRunId === null ? null : await ctx.monitorRuns.wanted(job);
-    if (job.monitorRunId !== null && monitorId === null) {
-      // Its monitor was deleted while it waited: no render, and the unit goes back.
-      await fail(ctx, job, owner, { error: 'the monitor was deleted', code: 'not_found' });
-      return 'done';
-    }
-    const plan = ctx.plans[user.plan];
-    // A monitor's runs are cached apart from the account's captures: no capture is ever
-    // answered with a run's image, nor a run with a capture's, so the monitor's deletion
-    // deletes its images and nothing of the account's besides (docs/api.md, "Monitors").
-    const cacheOwner = `user:${user.id}:${plan.name}${monitorId === null ? '' : `:${monitorId}`}`;
+    const caller = await jobCaller(ctx, job, lease, lost.signal);
+    if (caller === null) return 'done';
     let outcome: CaptureOutcome;
     try {
       outcome = await runCapture(ctx, {
         input: openCredentials(ctx.secrets, job.id, job.input) as CaptureInput,
-        caller: {
-          client: `user:${user.id}`,
-          cacheOwner,
-          userId: user.id,
-          plan,
-          // The unit was taken when the job was queued; the job gives it back if it fails.
-          reserve: async () => ({ quota: job.quota, release: async () => {} }),
-          charge: perRequest,
-          signal: lost.signal,
-          background: true,
-        },
+        caller,
       });
     } catch (err) {
       if (lost.signal.aborted) return 'done'; // another worker has the job now
-      if (options.stopping?.aborted && isAppError(err) && err.code === 'overloaded') {
-        if (await ctx.store.jobs.release(job.id, owner, ctx.clock(), true)) return 'requeued';
-      }
-      if (isAppError(err) && err.retryable && job.attempts < BOUNDS.jobs.maxAttempts) {
-        const now = ctx.clock();
-        const requeued = await ctx.store.jobs.requeue(
-          job.id,
-          owner,
-          now,
-          now + Math.min(leaseMs, BOUNDS.jobs.retryDelayMs),
-        );
-        if (requeued) return 'requeued';
-      }
-      await fail(ctx, job, owner, describe(err));
-      return 'done';
+      return await retryOrFail(ctx, { job, lease, options }, err);
     }
     // A monitor's run is ended (compared, its events written) while this worker holds the
     // job: a node that stops in between leaves the job to be taken over, and the run ends once.
@@ -126,24 +69,114 @@ export async function runJob(
     // False when another worker took the job over: its answer is the job's one result. What
     // this one stored stays an ordinary cache entry of the account's (the other may even be
     // answering with it), never a second succeeded event.
-    await ctx.store.jobs.finish(
-      job.id,
-      owner,
+    await ctx.store.jobs.finish(lease, {
       now,
-      { status: 'succeeded', result },
-      delivery(ctx, done, now),
-      batchCompleted(job),
-    );
+      outcome: { status: 'succeeded', result },
+      delivery: delivery(ctx, done, now),
+      batchCompleted: batchCompleted(job),
+    });
     return 'done';
   } finally {
     clearInterval(heartbeat);
   }
 }
 
+/** Renews the lease a third of its length apart; `lost` aborts once another worker has it. */
+function keepLease(
+  ctx: JobRunContext,
+  lease: Lease,
+  leaseMs: number,
+  lost: AbortController,
+): NodeJS.Timeout {
+  const heartbeat = setInterval(
+    () => {
+      ctx.store.jobs.renew(lease, ctx.clock() + leaseMs).then(
+        (held) => {
+          if (!held) lost.abort(new AppError('internal_error', 'the job was taken over'));
+        },
+        () => {}, // a database blip: the next beat tries again, the lease has room
+      );
+    },
+    Math.max(250, Math.floor(leaseMs / 3)),
+  );
+  heartbeat.unref();
+  return heartbeat;
+}
+
+/**
+ * Who the job captures for, as the pipeline's caller; null when it is over before any render
+ * (its account is gone, it was interrupted too often, its monitor was deleted: failed then).
+ */
+async function jobCaller(
+  ctx: JobRunContext,
+  job: CaptureJob,
+  lease: Lease,
+  signal: AbortSignal,
+): Promise<CaptureCaller | null> {
+  const user = await ctx.store.users.findById(job.userId);
+  if (user === null) return null; // the account is gone, and its jobs with it (cascade)
+  if (job.attempts > BOUNDS.jobs.maxAttempts) {
+    await fail(ctx, job, lease, {
+      error: `the capture was interrupted ${BOUNDS.jobs.maxAttempts} times (its node stopped)`,
+      code: 'internal_error',
+    });
+    return null;
+  }
+  if (job.monitorRunId !== null) {
+    // A monitor's run is a render: its turn among the synchronous ones comes first (as in
+    // run-capture.ts), so that a monitor deleted meanwhile is found before anything loads.
+    await foregroundTurn(ctx, signal);
+  }
+  const monitorId = job.monitorRunId === null ? null : await ctx.monitorRuns.wanted(job);
+  if (job.monitorRunId !== null && monitorId === null) {
+    // Its monitor was deleted while it waited: no render, and the unit goes back.
+    await fail(ctx, job, lease, { error: 'the monitor was deleted', code: 'not_found' });
+    return null;
+  }
+  const plan = ctx.plans[user.plan];
+  // A monitor's runs are cached apart from the account's captures: no capture is ever
+  // answered with a run's image, nor a run with a capture's, so the monitor's deletion
+  // deletes its images and nothing of the account's besides (docs/api.md, "Monitors").
+  const cacheOwner = `user:${user.id}:${plan.name}${monitorId === null ? '' : `:${monitorId}`}`;
+  return {
+    client: `user:${user.id}`,
+    cacheOwner,
+    userId: user.id,
+    plan,
+    // The unit was taken when the job was queued; the job gives it back if it fails.
+    reserve: async () => ({ quota: job.quota, release: async () => {} }),
+    charge: perRequest,
+    signal,
+    background: true,
+  };
+}
+
+/**
+ * After a failed attempt: back to the queue at once when this node stops (a render it cut
+ * off), later when the failure may pass by itself and attempts are left, else failed.
+ */
+async function retryOrFail(
+  ctx: JobRunContext,
+  attempt: { job: CaptureJob; lease: Lease; options: RunJobOptions },
+  err: unknown,
+): Promise<'done' | 'requeued'> {
+  const { job, lease, options } = attempt;
+  if (options.stopping?.aborted && isAppError(err) && err.code === 'overloaded') {
+    if (await ctx.store.jobs.release(lease, { now: ctx.clock(), ran: true })) return 'requeued';
+  }
+  if (isAppError(err) && err.retryable && job.attempts < BOUNDS.jobs.maxAttempts) {
+    const now = ctx.clock();
+    const availableAt = now + Math.min(options.leaseMs, BOUNDS.jobs.retryDelayMs);
+    if (await ctx.store.jobs.requeue(lease, { now, availableAt })) return 'requeued';
+  }
+  await fail(ctx, job, lease, describe(err));
+  return 'done';
+}
+
 async function fail(
   ctx: JobRunContext,
   job: CaptureJob,
-  owner: string,
+  lease: Lease,
   failure: { error: string; code: string },
 ): Promise<void> {
   const now = ctx.clock();
@@ -154,17 +187,16 @@ async function fail(
     errorCode: failure.code,
     finishedAt: now,
   };
-  const finished = await ctx.store.jobs.finish(
-    job.id,
-    owner,
+  const finished = await ctx.store.jobs.finish(lease, {
     now,
-    { status: 'failed', ...failure },
-    delivery(ctx, done, now),
-    batchCompleted(job),
-  );
+    outcome: { status: 'failed', ...failure },
+    delivery: delivery(ctx, done, now),
+    batchCompleted: batchCompleted(job),
+  });
   // The unit goes back once: only the worker that wrote the failure returns it.
   if (finished) {
-    await retryInBackground(() => ctx.store.quota.release(job.userId, job.period, job.day));
+    const unit = { userId: job.userId, period: job.period, day: job.day };
+    await retryInBackground(() => ctx.store.quota.release(unit));
     // After the unit is back, so a run seen failed has given it back; a tick meanwhile leaves
     // a run whose job ended just now alone (failStale).
     if (job.monitorRunId !== null) await ctx.monitorRuns.failed(job, failure.error);

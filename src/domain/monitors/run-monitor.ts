@@ -53,7 +53,7 @@ export async function startRun(
       monitorId: monitor.id,
       at: now,
     });
-    await ctx.store.monitors.finishRun(monitor.id, run.id, end(run.id), now);
+    await ctx.store.monitors.finishRun({ monitorId: monitor.id, runId: run.id }, end(run.id), now);
     return (await ctx.store.monitors.getRun(monitor.id, run.id)) ?? run;
   };
   if (plan.max_monitors === 0) {
@@ -160,7 +160,11 @@ export function monitorRunEnds(
         const message = isAppError(err) ? err.message : 'internal error';
         end = failure(monitor, runId, message, false, ctx.clock());
       }
-      const finished = await ctx.store.monitors.finishRun(monitor.id, runId, end, ctx.clock());
+      const finished = await ctx.store.monitors.finishRun(
+        { monitorId: monitor.id, runId },
+        end,
+        ctx.clock(),
+      );
       // False: the monitor was deleted since (its delete did not see these images), or the
       // run had ended already. Either way no run shows them.
       if (!finished || end.run.screenshotId === null) await release(job, [record, diff]);
@@ -169,7 +173,11 @@ export function monitorRunEnds(
       const run = await owner(job);
       if (run === null) return;
       const end = failure(run.monitor, run.runId, error, false, ctx.clock());
-      await ctx.store.monitors.finishRun(run.monitor.id, run.runId, end, ctx.clock());
+      await ctx.store.monitors.finishRun(
+        { monitorId: run.monitor.id, runId: run.runId },
+        end,
+        ctx.clock(),
+      );
     },
   };
 }

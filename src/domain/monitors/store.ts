@@ -1,9 +1,10 @@
 /**
- * The monitors' port on the database (docs/api.md, "Monitors"): monitors, their runs and how
- * a run ends, beside the monitors' domain. The other ports are in ../store.ts, which
- * re-exports these for the Store it composes.
+ * The monitors' port on the database (docs/api.md, "Monitors"): monitors, their runs and how a
+ * run ends, beside the monitors' domain. The other ports sit beside their domains too;
+ * ../store.ts composes them into the Store and re-exports their types.
  */
-import type { NewDelivery, ScreenshotRecord } from '../store.ts';
+import type { ScreenshotRecord } from '../captures/store.ts';
+import type { NewDelivery } from '../jobs/store.ts';
 
 export interface MonitorInput {
   url?: string;
@@ -64,6 +65,12 @@ export interface MonitorRun {
   diffUrl: string | null;
   error: string | null;
   screenshotId: number | null;
+}
+
+/** A run, by its monitor and its id. */
+export interface MonitorRunRef {
+  monitorId: string;
+  runId: string;
 }
 
 /** What one run's end writes on its monitor, in the run's own transaction. */
@@ -133,7 +140,7 @@ export interface MonitorStore {
   resumeFromQuota(monitorId: string): Promise<void>;
   insertRun(run: Pick<MonitorRun, 'id' | 'monitorId' | 'at'>): Promise<MonitorRun>;
   /** Ends a running run and writes what follows on the monitor; false when it is gone. */
-  finishRun(monitorId: string, runId: string, end: MonitorRunEnd, now: number): Promise<boolean>;
+  finishRun(run: MonitorRunRef, end: MonitorRunEnd, now: number): Promise<boolean>;
   getRun(monitorId: string, runId: string): Promise<MonitorRun | null>;
   /** Newest first, strictly before the cursor's seq. */
   listRuns(
@@ -147,8 +154,8 @@ export interface MonitorStore {
   pruneRuns(before: number): Promise<number>;
   /**
    * Ends runs still `running` that started before `before` and have no job queued or
-   * rendering, nor one that ended since `before`, as failed: their job ended without ending them (its node stopped between the
-   * two), or was never written. How many.
+   * rendering, nor one that ended since `before`, as failed: their job ended without ending
+   * them (its node stopped between the two), or was never written. How many.
    */
   failStale(before: number, error: string): Promise<number>;
 }

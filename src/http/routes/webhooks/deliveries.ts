@@ -131,12 +131,10 @@ export function registerWebhookDeliveries(app: App, deps: RouteDeps): void {
     async (request) => {
       const user = requireAccount(request);
       if (!DELIVERY_ID.test(request.params.id)) throw notFound();
-      const outcome = await deps.ctx.store.webhooks.resend(
-        user.id,
-        request.params.id,
-        deps.ctx.clock(),
-        BOUNDS.jobs.maxPendingResends,
-      );
+      const outcome = await deps.ctx.store.webhooks.resend(user.id, request.params.id, {
+        now: deps.ctx.clock(),
+        maxPending: BOUNDS.jobs.maxPendingResends,
+      });
       if (outcome === 'not_found') throw notFound();
       if (outcome !== 'queued') throw new AppError('conflict', RESEND_REFUSALS[outcome]);
       return { success: true, message: 'delivery queued' };
