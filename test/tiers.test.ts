@@ -1,9 +1,9 @@
 /**
  * The test tiers of package.json (README.md, "Tests"): every test file belongs to exactly one
- * of `test:unit`, `test:api`, `test:browser` and `test:cluster`, and together they are the
- * files `npm test` runs, so a new file or folder cannot fall between them. The unit tier is
- * for pure modules: a test file there that starts a process, a server, a database or a browser
- * belongs under test/.
+ * of `test:unit`, `test:api`, `test:domain`, `test:browser` and `test:cluster`, and together
+ * they are the files `npm test` runs, so a new file or folder cannot fall between them. The
+ * unit tier is for pure modules: a test file there that starts a process, a server, a database
+ * or a browser belongs under test/.
  */
 import assert from 'node:assert/strict';
 import { globSync, readFileSync } from 'node:fs';
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const TIERS = ['test:unit', 'test:api', 'test:browser', 'test:cluster'] as const;
+const TIERS = ['test:unit', 'test:api', 'test:domain', 'test:browser', 'test:cluster'] as const;
 /** The script that runs every test in one `node --test`, after the typecheck and lint. */
 const ALL = 'test:only';
 

@@ -5,8 +5,12 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe } from 'node:test';
 import pg from 'pg';
+import type { LazyRenderer } from '../../src/adapters/browser/index.ts';
+import { createEgress } from '../../src/adapters/egress/guard.ts';
+import type { Resolver } from '../../src/adapters/egress/resolver.ts';
 import { buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config/config.ts';
+import type { BrowserDeps } from '../../src/browser-deps.ts';
+import { type Config, loadConfig } from '../../src/config/config.ts';
 import { type AppDeps, type BuildDepsOptions, buildDeps } from '../../src/deps.ts';
 import type { App } from '../../src/http/types.ts';
 import type { Clock } from '../../src/lib/time.ts';
@@ -58,6 +62,12 @@ export interface StartAppOptions {
   interfaceAddresses?: BuildDepsOptions['interfaceAddresses'];
   /** Waits between webhook delivery attempts (tests shorten the day-long schedule). */
   webhookBackoffMs?: readonly number[];
+  /**
+   * A renderer in place of Chromium (test/helpers/memory-renderer.ts, the domain tier): no
+   * browser is started. The guard and the webhooks' egress stay the real ones, on `resolver`
+   * (by default one that resolves nothing: no real DNS).
+   */
+  renderer?: LazyRenderer;
 }
 
 export async function freePort(): Promise<number> {
@@ -98,6 +108,7 @@ export async function startApp(options: StartAppOptions): Promise<TestApp> {
   const config = loadConfig(env);
   let log: App['log'] | undefined;
   const deps = await buildDeps(config, {
+    ...(options.renderer ? { browser: withRenderer(config, options.renderer, options) } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.resolver ? { resolver: options.resolver } : {}),
     ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
@@ -146,6 +157,28 @@ export async function startApp(options: StartAppOptions): Promise<TestApp> {
     },
   };
 }
+
+/** What src/browser-deps.ts builds, with `renderer` in place of Chromium's. */
+function withRenderer(
+  config: Config,
+  renderer: LazyRenderer,
+  options: Pick<StartAppOptions, 'resolver' | 'interfaceAddresses'>,
+): BrowserDeps {
+  const egress = createEgress({
+    allowlist: config.render.egressAllowlist,
+    selfPorts: [config.server.port],
+    resolver: options.resolver ?? NO_DNS,
+    ...(options.interfaceAddresses ? { interfaceAddresses: options.interfaceAddresses } : {}),
+  });
+  return { guard: egress.guard, renderer, webhookPolicy: egress.webhookPolicy };
+}
+
+/** Resolves no name: a test that needs one gives its own resolver. */
+const NO_DNS: Resolver = {
+  resolve: async (name) => {
+    throw Object.assign(new Error(`${name}: no DNS in tests`), { code: 'ENOTFOUND' });
+  },
+};
 
 export async function withPg<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
