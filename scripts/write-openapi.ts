@@ -11,12 +11,14 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/config.ts';
 import { buildDeps } from '../src/deps.ts';
 import { committedDocument } from '../src/http/docs.ts';
+import { silentLogger } from '../src/lib/logger.ts';
 import { SCHEMA_TYPES, writeOpenApiTypes } from './write-openapi-types.ts';
 
 export async function generateOpenApi(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-openapi-'));
   const deps = await buildDeps(
     loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', NODE_ENV: 'test' }),
+    { logger: silentLogger },
   );
   try {
     const app = await buildApp(deps);

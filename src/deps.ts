@@ -17,7 +17,7 @@ import { loadPlans } from './config/plans-file.ts';
 import { BOUNDS } from './domain/bounds.ts';
 import { setPasswordCost } from './domain/passwords.ts';
 import type { HttpDeps } from './http/types.ts';
-import { type Logger, silentLogger } from './lib/logger.ts';
+import type { Logger } from './lib/logger.ts';
 import { type Clock, systemClock } from './lib/time.ts';
 import { billingPart } from './parts/billing.ts';
 import { browserPart } from './parts/browser.ts';
@@ -86,14 +86,15 @@ export interface BuildDepsOptions {
    * Default: os.networkInterfaces(), re-read every few seconds.
    */
   interfaceAddresses?: () => Iterable<string>;
-  logger?: Logger;
+  /** Where the service's parts log (main.ts: the boot log, then the app's). */
+  logger: Logger;
   /** Waits between webhook delivery attempts (default BOUNDS.jobs.webhookBackoffMs). */
   webhookBackoffMs?: readonly number[];
 }
 
-export async function buildDeps(config: Config, options: BuildDepsOptions = {}): Promise<AppDeps> {
+export async function buildDeps(config: Config, options: BuildDepsOptions): Promise<AppDeps> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? silentLogger;
+  const { logger } = options;
   setPasswordCost(config.server.passwordHashCost);
   const plans = await loadPlans(config.plansFile);
   const schema = options.databaseSchema ?? config.data.databaseSchema;

@@ -26,7 +26,7 @@ export interface RetentionSweepOptions {
   /** Counters kept in the database (PostgreSQL without Redis): old windows are pruned too. */
   counters: PrunableCounters | null;
   metrics: Metrics;
-  logger?: Logger;
+  logger: Logger;
 }
 
 /**
@@ -42,7 +42,7 @@ export function createRetentionSweep(options: RetentionSweepOptions): () => Prom
       const swept = await sweepExpired(
         { store, storage, clock },
         {
-          onError: (err, key) => logger?.warn({ err, key }, 'could not delete an expired image'),
+          onError: (err, key) => logger.warn({ err, key }, 'could not delete an expired image'),
         },
       );
       await options.counters?.prune(Date.now());
@@ -73,7 +73,7 @@ export function createOrphanSweep(options: {
   clock: Clock;
   runExclusive: RunExclusive;
   minAgeMs: number;
-  logger?: Logger;
+  logger: Logger;
 }): () => Promise<number> {
   const { store, storage, clock, logger, minAgeMs } = options;
   const resume = { cursor: null as string | null };
@@ -84,7 +84,7 @@ export function createOrphanSweep(options: {
         {
           minAgeMs,
           resume,
-          onError: (err, key) => logger?.warn({ err, key }, 'could not delete an orphan image'),
+          onError: (err, key) => logger.warn({ err, key }, 'could not delete an orphan image'),
         },
       ),
     );
@@ -129,7 +129,7 @@ export interface MaintenanceOptions {
   sweepIntervalMs: number;
   holdSweepMs: number;
   orphanSweepMs: number;
-  logger?: Logger;
+  logger: Logger;
 }
 
 /**
@@ -146,15 +146,15 @@ export function startMaintenance(
   const orphans = setInterval(() => {
     tasks
       .sweepOrphans()
-      .then((n) => n > 0 && logger?.info({ deleted: n }, 'deleted images without a record'))
-      .catch((err) => logger?.warn({ err }, 'orphan image sweep failed'));
+      .then((n) => n > 0 && logger.info({ deleted: n }, 'deleted images without a record'))
+      .catch((err) => logger.warn({ err }, 'orphan image sweep failed'));
   }, options.orphanSweepMs);
   orphans.unref();
   const returnHolds = () => {
     tasks
       .returnHolds()
-      .then((n) => n > 0 && logger?.info({ returned: n }, 'returned units of expired holds'))
-      .catch((err) => logger?.warn({ err }, 'returning expired quota holds failed'));
+      .then((n) => n > 0 && logger.info({ returned: n }, 'returned units of expired holds'))
+      .catch((err) => logger.warn({ err }, 'returning expired quota holds failed'));
   };
   returnHolds();
   const holds = setInterval(returnHolds, options.holdSweepMs);
@@ -162,8 +162,8 @@ export function startMaintenance(
   const sweeper = setInterval(() => {
     tasks
       .sweep()
-      .then((n) => n > 0 && logger?.info({ swept: n }, 'retention sweep'))
-      .catch((err) => logger?.error({ err }, 'retention sweep failed'));
+      .then((n) => n > 0 && logger.info({ swept: n }, 'retention sweep'))
+      .catch((err) => logger.error({ err }, 'retention sweep failed'));
   }, options.sweepIntervalMs);
   // Monitors: every node ticks; the store's claim lets one node have each slot. A tick that
   // is still running its claims is not started over.
@@ -173,14 +173,14 @@ export function startMaintenance(
     ticking = true;
     tasks
       .runMonitors()
-      .catch((err) => logger?.error({ err }, 'monitor tick failed'))
+      .catch((err) => logger.error({ err }, 'monitor tick failed'))
       .finally(() => {
         ticking = false;
       });
   }, BOUNDS.monitors.tickMs);
   monitors.unref();
   const billing = setInterval(() => {
-    tasks.settleBilling().catch((err) => logger?.error({ err }, 'billing housekeeping failed'));
+    tasks.settleBilling().catch((err) => logger.error({ err }, 'billing housekeeping failed'));
   }, MINUTE_MS);
   sweeper.unref();
   billing.unref();

@@ -10,6 +10,7 @@ import { signUp } from '../domain/accounts/sign-up.ts';
 import { AppError } from '../domain/errors.ts';
 import { isPlanName, PLAN_NAMES } from '../domain/plans.ts';
 import { getUsage } from '../domain/quota/get-usage.ts';
+import { silentLogger } from '../lib/logger.ts';
 import { toIso } from '../lib/time.ts';
 
 const USAGE = `usage: npm run admin -- <command> [options]
@@ -56,7 +57,11 @@ async function main(argv: string[]): Promise<number> {
   };
 
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
-  const deps = await buildDeps(config);
+  // Silent, like LOG_LEVEL above: the CLI's output is its own lines on stdout (a result
+  // scripts may read) and its errors on stderr, as main() reports them; the service's log
+  // lines (Redis or LISTEN reconnects, the background pumps buildDeps starts) must not mix
+  // into either.
+  const deps = await buildDeps(config, { logger: silentLogger });
   const { ctx } = deps;
   try {
     switch (command) {

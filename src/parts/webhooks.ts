@@ -34,7 +34,7 @@ export function webhooksPart(options: {
   logger: Logger;
 }): Part<WebhooksGives> {
   const { ctx, owner } = options;
-  const sender = createProxyWebhookSender(options.policy);
+  const sender = createProxyWebhookSender(options.policy, options.logger);
   const deliveryOptions = { owner, backoffMs: options.backoffMs, batch: 1 };
   const deliverer = startPump({
     name: 'webhooks',

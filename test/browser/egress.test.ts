@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { type EgressPolicy, parseAllowlist } from '../../src/adapters/egress/policy.ts';
 import { type EgressProxy, startEgressProxy } from '../../src/adapters/egress/proxy.ts';
 import { checkTargetUrl } from '../../src/adapters/egress/url-check.ts';
+import { silentLogger } from '../../src/lib/logger.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import {
   assertColor,
@@ -73,7 +74,7 @@ describe('rendering through the egress proxy', () => {
       allowlist: parseAllowlist(`${site.hostPort},127.0.0.1:${closedPort}`),
       selfPorts: [],
     };
-    proxy = await startEgressProxy({ policy });
+    proxy = await startEgressProxy({ policy, logger: silentLogger });
     t = await startRenderer({
       proxyUrl: proxy.url,
       checkNavigation: async (url) => {

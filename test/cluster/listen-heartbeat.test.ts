@@ -6,6 +6,7 @@ import {
   listenConnectionName,
   revokedKeyId,
 } from '../../src/adapters/events/postgres-revocations.ts';
+import { silentLogger } from '../../src/lib/logger.ts';
 import { withPg } from '../helpers/app.ts';
 import { sleep } from '../helpers/fixtures.ts';
 import { serviceSkip, TEST_DATABASE_URL } from '../helpers/services.ts';
@@ -40,6 +41,7 @@ describe('the LISTEN connection heartbeat', async () => {
     },
     heartbeatMs: 200,
     heartbeatTimeoutMs: 500,
+    logger: silentLogger,
   });
   after(() => bus.close());
 

@@ -257,13 +257,22 @@ describe('egress proxy', () => {
   test('listens on loopback only and reports its url', async () => {
     assert.equal(proxy.url, `http://127.0.0.1:${proxy.port}`);
     await assert.rejects(
-      startEgressProxy({ policy: { allowlist: new Set(), selfPorts: [] }, host: '0.0.0.0' }),
+      startEgressProxy({
+        policy: { allowlist: new Set(), selfPorts: [] },
+        logger: silentLogger,
+        host: '0.0.0.0',
+      }),
     );
     await assert.rejects(
-      startEgressProxy({ policy: { allowlist: new Set(), selfPorts: [] }, host: '192.0.2.2' }),
+      startEgressProxy({
+        policy: { allowlist: new Set(), selfPorts: [] },
+        logger: silentLogger,
+        host: '192.0.2.2',
+      }),
     );
     const v6 = await startEgressProxy({
       policy: { allowlist: new Set(), selfPorts: [] },
+      logger: silentLogger,
       host: '::1',
     });
     assert.equal(v6.url, `http://[::1]:${v6.port}`);
@@ -569,6 +578,7 @@ describe('egress proxy close()', () => {
     const fixture = await startFixture();
     const proxy = await startEgressProxy({
       policy: { allowlist: parseAllowlist(`127.0.0.1:${fixture.port}`), selfPorts: [] },
+      logger: silentLogger,
     });
     const a = await connectVia(proxy, `127.0.0.1:${fixture.port}`);
     const b = await connectVia(proxy, `127.0.0.1:${fixture.port}`);
@@ -598,6 +608,7 @@ describe('egress proxy close()', () => {
     const fixture = await startFixture();
     const proxy = await startEgressProxy({
       policy: { allowlist: parseAllowlist(`127.0.0.1:${fixture.port}`), selfPorts: [] },
+      logger: silentLogger,
       idleTimeoutMs: 300,
     });
     const t = await connectVia(proxy, `127.0.0.1:${fixture.port}`);
@@ -612,6 +623,7 @@ describe('egress proxy close()', () => {
   test('a request head that never completes is cut off (slow loris)', async () => {
     const proxy = await startEgressProxy({
       policy: { allowlist: new Set(), selfPorts: [] },
+      logger: silentLogger,
       idleTimeoutMs: 300,
     });
     const socket = connect(proxy.port, '127.0.0.1');
@@ -628,6 +640,7 @@ describe('egress proxy close()', () => {
   test('a throwing onRefused hook does not break the proxy', async () => {
     const proxy = await startEgressProxy({
       policy: { allowlist: new Set(), selfPorts: [] },
+      logger: silentLogger,
       onRefused: () => {
         throw new Error('hook failure');
       },
@@ -643,6 +656,7 @@ describe('egress proxy close()', () => {
     const fixture = await startFixture();
     const proxy = await startEgressProxy({
       policy: { allowlist: parseAllowlist(`127.0.0.1:${fixture.port}`), selfPorts: [] },
+      logger: silentLogger,
       maxConnections: 1,
     });
     const first = await connectVia(proxy, `127.0.0.1:${fixture.port}`);

@@ -44,7 +44,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       resolve();
     });
   });
-  server.on('error', (err) => ctx.logger?.warn({ err: err.message }, 'egress proxy server error'));
+  server.on('error', (err) => ctx.logger.warn({ err: err.message }, 'egress proxy server error'));
 
   const address = server.address();
   ctx.ownPort = typeof address === 'object' && address !== null ? address.port : 0;

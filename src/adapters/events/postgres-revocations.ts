@@ -21,7 +21,7 @@ export interface PostgresRevocationsOptions {
   schema: string | undefined;
   /** Sends the NOTIFY (the app's pool, through whatever query runner it has). */
   notify(channel: string, payload: string): Promise<void>;
-  logger?: Logger;
+  logger: Logger;
   /** How often the LISTEN connection is asked `SELECT 1` (default 10 s). */
   heartbeatMs?: number;
   /** How long that may take before the connection is reopened (default 5 s). */
@@ -90,7 +90,7 @@ interface ListenOptions {
   name: string;
   heartbeatMs: number;
   heartbeatTimeoutMs: number;
-  logger: Logger | undefined;
+  logger: Logger;
   onPayload(payload: string): void;
 }
 
@@ -183,7 +183,7 @@ class ListenConnection {
     c.removeAllListeners('notification');
     c.end().catch(() => {});
     if (this.#closed) return;
-    this.#options.logger?.warn(
+    this.#options.logger.warn(
       { err: err?.message },
       'revocation LISTEN connection lost; reconnecting',
     );

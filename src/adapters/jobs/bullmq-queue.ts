@@ -34,7 +34,7 @@ export function createBullMqJobQueue(options: {
   /** Ids of rows not finished and not leased, untouched for a while. */
   stranded(): Promise<string[]>;
   sweepIntervalMs: number;
-  logger?: Logger | undefined;
+  logger: Logger;
 }): JobQueue & { close(): Promise<void> } {
   const connection = {
     url: options.redisUrl.toString(),
@@ -44,7 +44,7 @@ export function createBullMqJobQueue(options: {
   };
   const prefix = `${options.prefix}bull`;
   const queue = new Queue(QUEUE, { connection, prefix });
-  queue.on('error', (err) => options.logger?.warn({ err }, 'job queue: Redis error'));
+  queue.on('error', (err) => options.logger.warn({ err }, 'job queue: Redis error'));
   const retryDelay = Math.max(1_000, Math.floor(options.leaseMs / 2));
   const add = (id: string) =>
     queue.add(
@@ -89,13 +89,13 @@ export function createBullMqJobQueue(options: {
           },
         )
       : null;
-  worker?.on('error', (err) => options.logger?.warn({ err }, 'job worker: Redis error'));
+  worker?.on('error', (err) => options.logger.warn({ err }, 'job worker: Redis error'));
 
   const sweep = setInterval(() => {
     options
       .stranded()
       .then((ids) => Promise.all(ids.map(add)))
-      .catch((err: unknown) => options.logger?.warn({ err }, 'job queue: sweep failed'));
+      .catch((err: unknown) => options.logger.warn({ err }, 'job queue: sweep failed'));
   }, options.sweepIntervalMs);
   sweep.unref();
 

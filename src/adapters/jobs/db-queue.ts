@@ -23,7 +23,7 @@ export function createDbJobQueue(options: {
   run: (job: CaptureJob) => Promise<unknown>;
   /** Gives back a job taken while the queue was being closed, for another node at once. */
   release: (job: CaptureJob) => Promise<unknown>;
-  logger?: Logger;
+  logger: Logger;
 }): JobQueue & { close(): Promise<void> } {
   const pump: Pump | null =
     options.concurrency > 0

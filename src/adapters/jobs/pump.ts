@@ -25,7 +25,7 @@ export function startPump<T>(options: {
   run(work: T, signal: AbortSignal): Promise<void>;
   /** Gives back work taken while the pump was being closed (it never ran). */
   release?(work: T): Promise<void>;
-  logger?: Logger | undefined;
+  logger: Logger;
 }): Pump {
   const running = new Set<Promise<void>>();
   const abandon = new AbortController();
@@ -57,7 +57,7 @@ export function startPump<T>(options: {
           }
           const task: Promise<void> = options
             .run(work, abandon.signal)
-            .catch((err: unknown) => options.logger?.warn({ err }, `${options.name}: task failed`))
+            .catch((err: unknown) => options.logger.warn({ err }, `${options.name}: task failed`))
             .finally(() => {
               running.delete(task);
               if (!closed) void look();
@@ -67,7 +67,7 @@ export function startPump<T>(options: {
       } while (again && !closed);
     } catch (err) {
       // The database is away: the next tick tries again.
-      options.logger?.warn({ err }, `${options.name}: could not take work`);
+      options.logger.warn({ err }, `${options.name}: could not take work`);
     }
   };
 

@@ -1,5 +1,6 @@
 import type { ProxyAgent, request } from 'undici';
 import type { WebhookSender } from '../../domain/jobs/ports.ts';
+import type { Logger } from '../../lib/logger.ts';
 import type { EgressPolicy } from '../egress/policy.ts';
 import { type EgressProxy, startEgressProxy } from '../egress/proxy.ts';
 
@@ -14,7 +15,10 @@ const BODY_KEPT = 1024;
  * proxy starts, and undici is loaded, on the first delivery: a node that sends none (most
  * starts, every SQLite node without webhooks) never pays for either.
  */
-export function createProxyWebhookSender(policy: EgressPolicy): WebhookSender & {
+export function createProxyWebhookSender(
+  policy: EgressPolicy,
+  logger: Logger,
+): WebhookSender & {
   close(): Promise<void>;
 } {
   let started: Promise<{ proxy: EgressProxy; agent: ProxyAgent; request: typeof request }> | null =
@@ -22,7 +26,7 @@ export function createProxyWebhookSender(policy: EgressPolicy): WebhookSender & 
   const start = () => {
     started ??= import('undici').then(
       async (undici) => {
-        const proxy = await startEgressProxy({ policy });
+        const proxy = await startEgressProxy({ policy, logger });
         return { proxy, agent: new undici.ProxyAgent({ uri: proxy.url }), request: undici.request };
       },
       (err: unknown) => {

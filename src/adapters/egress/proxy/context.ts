@@ -9,7 +9,7 @@ import type { EgressProxyOptions, EgressRefusal } from './types.ts';
  */
 export interface ProxyContext {
   readonly policy: EgressPolicy;
-  readonly logger: Logger | undefined;
+  readonly logger: Logger;
   readonly onRefused: ((info: EgressRefusal) => void) | undefined;
   readonly connectTimeoutMs: number;
   readonly idleTimeoutMs: number;

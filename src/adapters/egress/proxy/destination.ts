@@ -18,23 +18,23 @@ export async function checkTarget(ctx: ProxyContext, host: string, port: number)
   try {
     const dest = await checkDestination(policyWithSelf(ctx), host, port);
     ctx.allowed++;
-    logger?.debug({ host, port, address: dest.address }, 'egress allowed');
+    logger.debug({ host, port, address: dest.address }, 'egress allowed');
     return { ok: true, dest };
   } catch (err) {
     if (isAppError(err) && err.code === 'url_not_allowed') {
       ctx.refused++;
       const info = { host, port, reason: err.message };
-      logger?.warn(info, 'egress refused');
+      logger.warn(info, 'egress refused');
       try {
         ctx.onRefused?.(info);
       } catch (hookErr) {
-        logger?.warn({ err: hookErr }, 'egress onRefused hook threw');
+        logger.warn({ err: hookErr }, 'egress onRefused hook threw');
       }
       return { ok: false, status: 403, reason: err.message };
     }
     const reason = isAppError(err) ? err.message : 'destination check failed';
     // Names that do not resolve are routine for pages (ads, trackers): debug, not warn.
-    logger?.debug({ host, port, reason }, 'egress destination unreachable');
+    logger.debug({ host, port, reason }, 'egress destination unreachable');
     return { ok: false, status: 502, reason };
   }
 }

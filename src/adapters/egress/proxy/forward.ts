@@ -74,7 +74,7 @@ function pipeUpstream(
   });
   upReq.on('error', (err) => {
     clearTimeout(connectTimer);
-    ctx.logger?.debug({ err: err.message, host: url.host }, 'egress upstream request failed');
+    ctx.logger.debug({ err: err.message, host: url.host }, 'egress upstream request failed');
     sendText(res, 502, `could not connect to ${url.host}\n`, UNREACHABLE);
   });
   upReq.on('response', (upRes) => {

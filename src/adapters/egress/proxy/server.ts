@@ -31,7 +31,7 @@ export function createProxyServer(ctx: ProxyContext, maxHeaderSize: number): Ser
 
   server.on('connection', (socket: Socket) => {
     ctx.clients.add(socket);
-    socket.on('error', (err) => logger?.debug({ err: err.message }, 'egress client error'));
+    socket.on('error', (err) => logger.debug({ err: err.message }, 'egress client error'));
     socket.once('close', () => ctx.clients.delete(socket));
     if (ctx.closing) socket.destroy();
   });
@@ -50,21 +50,21 @@ export function createProxyServer(ctx: ProxyContext, maxHeaderSize: number): Ser
   });
   server.on('request', (req, res) => {
     forwardRequest(ctx, req, res).catch((err: unknown) => {
-      logger?.warn({ err: String(err) }, 'egress proxy request failed');
+      logger.warn({ err: String(err) }, 'egress proxy request failed');
       sendText(res, 502, 'egress proxy error\n', UNREACHABLE);
     });
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     handleConnect(ctx, req, socket, head).catch((err: unknown) => {
-      logger?.warn({ err: String(err) }, 'egress proxy CONNECT failed');
+      logger.warn({ err: String(err) }, 'egress proxy CONNECT failed');
       socket.destroy();
     });
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     handleUpgrade(ctx, req, socket, head).catch((err: unknown) => {
-      logger?.warn({ err: String(err) }, 'egress proxy upgrade failed');
+      logger.warn({ err: String(err) }, 'egress proxy upgrade failed');
       socket.destroy();
     });
   });

@@ -13,7 +13,7 @@ export interface EgressProxyOptions {
   host?: string;
   /** Port to listen on. Default 0 (an ephemeral port). */
   port?: number;
-  logger?: Logger;
+  logger: Logger;
   onRefused?: (info: EgressRefusal) => void;
   /** Upstream TCP connect timeout. Default 10 s. */
   connectTimeoutMs?: number;

@@ -37,7 +37,7 @@ export function openUpstream(
     );
     socket.on('error', (err) => {
       clearTimeout(timer);
-      ctx.logger?.debug({ err: err.message, port }, 'egress upstream socket error');
+      ctx.logger.debug({ err: err.message, port }, 'egress upstream socket error');
       reject(err);
     });
     socket.once('connect', () => {
