@@ -1,22 +1,25 @@
 /**
  * The domain tier's app (`npm run test:domain`): the real app on SQLite, over real HTTP, with
  * the in-memory renderer (memory-renderer.ts) in place of Chromium. Its target origin is an
- * allowlisted loopback port where nothing listens: the guard passes it, and nothing ever
- * connects to it.
+ * allowlisted loopback port held by a server that answers nothing: the guard passes it, and
+ * nothing ever connects to it. Held, not just probed free: a port probed and let go may be
+ * the one the app listens on next, and the service's own port is refused whatever the
+ * allowlist says.
  */
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
 import { type QueryPair, signedQueryString } from '../../src/lib/signed-query.ts';
 import type { Clock } from '../../src/lib/time.ts';
-import { freePort, startApp, type TestApp } from './app.ts';
+import { startApp, type TestApp } from './app.ts';
 import { MemoryRenderer } from './memory-renderer.ts';
 
 export interface DomainApp {
   t: TestApp;
   renderer: MemoryRenderer;
-  /** `http://127.0.0.1:<port>`: allowlisted, nothing listening. */
+  /** `http://127.0.0.1:<port>`: allowlisted, held by a server nothing connects to. */
   origin: string;
   close(): Promise<void>;
 }
@@ -28,7 +31,7 @@ export async function startDomainApp(
     clock?: Clock;
   } = {},
 ): Promise<DomainApp> {
-  const port = await freePort();
+  const { server, port } = await heldPort();
   const renderer = new MemoryRenderer();
   const plans = options.plans ?? {};
   const t = await startApp({
@@ -44,7 +47,23 @@ export async function startDomainApp(
     ...(options.clock ? { clock: options.clock } : {}),
   });
   assert.equal(t.deps.renderer, renderer, 'the app renders in memory: no browser is started');
-  return { t, renderer, origin: `http://127.0.0.1:${port}`, close: () => t.close() };
+  const close = async () => {
+    await t.close();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return { t, renderer, origin: `http://127.0.0.1:${port}`, close };
+}
+
+/** A loopback port kept by a listening server until the app closes. */
+async function heldPort(): Promise<{ server: Server; port: number }> {
+  const server = createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return { server, port: address.port };
 }
 
 export interface Answer {
