@@ -197,6 +197,13 @@ export const BOUNDS = {
     windowMs: MINUTE_MS,
     /** Requests per minute per account on the programmatic endpoints other than capture. */
     otherEndpointsPerMinute: 600,
+    /**
+     * Dashboard changes (a POST or DELETE by session cookie on keys, secrets, billing and
+     * images) per minute per account, in a window of their own: far more than a person
+     * clicks, and a bound on what a stolen session can make the service and the payment
+     * provider do.
+     */
+    sessionChangesPerMinute: 120,
   },
 
   /** Billing (docs/api.md, "Billing"). */

@@ -15,6 +15,7 @@ export class RateLimits {
   private readonly links = new Map<PlanName, WindowCounter>();
   private readonly other: WindowCounter;
   private readonly sessionReads: WindowCounter;
+  private readonly sessionChanges: WindowCounter;
   private readonly ctx: DomainContext;
 
   constructor(ctx: DomainContext) {
@@ -27,6 +28,11 @@ export class RateLimits {
     this.sessionReads = ctx.counters.create({
       name: 'session-read',
       limit: BOUNDS.rates.otherEndpointsPerMinute,
+      windowMs: BOUNDS.rates.windowMs,
+    });
+    this.sessionChanges = ctx.counters.create({
+      name: 'session-change',
+      limit: BOUNDS.rates.sessionChangesPerMinute,
       windowMs: BOUNDS.rates.windowMs,
     });
   }
@@ -123,6 +129,19 @@ export class RateLimits {
     return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
       const user = requireAccount(request);
       await enforce(this.sessionReads, String(user.id), user.plan, reply);
+    };
+  }
+
+  /**
+   * A dashboard change of the account's own settings (keys, secrets, billing, an image
+   * deleted), after the session hook: `rates.sessionChangesPerMinute` per account, in a window
+   * of its own, so neither a program spending its keys' window nor the dashboard's reads keep
+   * the owner from revoking a key, and a stolen session cannot drive the payment provider.
+   */
+  sessionChangeHook() {
+    return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      const user = requireAccount(request);
+      await enforce(this.sessionChanges, String(user.id), user.plan, reply);
     };
   }
 }

@@ -728,6 +728,26 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
                 /** @description Unexpected server error. */
                 500: {
                     headers: {
@@ -816,6 +836,26 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
                 /** @description Unexpected server error. */
                 500: {
                     headers: {
@@ -901,6 +941,26 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
                     };
                 };
                 /** @description Unexpected server error. */
@@ -1088,6 +1148,26 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
                 /** @description Unexpected server error. */
                 500: {
                     headers: {
@@ -1192,6 +1272,26 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
                     };
                 };
                 /** @description Unexpected server error. */
@@ -3929,6 +4029,26 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
                 /** @description Unexpected server error. */
                 500: {
                     headers: {
@@ -5001,6 +5121,26 @@ export interface paths {
                     };
                     content: {
                         "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
                     };
                 };
                 /** @description Unexpected server error. */

@@ -16,10 +16,13 @@ export function registerBillingPortal(app: App, deps: RouteDeps): void {
         body: Type.Optional(Type.Object({}, { additionalProperties: false })),
         response: {
           200: { ...UrlBody, description: 'The billing portal page.' },
-          ...errorResponses(400, 401, 403, 409, 413, 500, 503),
+          ...errorResponses(400, 401, 403, 409, 413, 429, 500, 503),
         },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [
+        sessionHook(deps.ctx, deps.dashboardOrigins),
+        deps.rateLimits.sessionChangeHook(),
+      ],
     },
     async (request, reply) => {
       const user = requireAccount(request);

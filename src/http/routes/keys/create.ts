@@ -29,10 +29,13 @@ export function registerCreateKey(app: App, deps: RouteDeps): void {
                 'links (`sig_live_...`): store both now, neither is shown again.',
             },
           ),
-          ...errorResponses(400, 401, 403, 413, 500),
+          ...errorResponses(400, 401, 403, 413, 429, 500),
         },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [
+        sessionHook(deps.ctx, deps.dashboardOrigins),
+        deps.rateLimits.sessionChangeHook(),
+      ],
     },
     async (request, reply) => {
       const user = requireAccount(request);

@@ -14,9 +14,12 @@ export function registerDeleteKey(app: App, deps: RouteDeps): void {
         security: [{ session: [] }],
         summary: 'Revoke an API key; it is refused at once, in-flight captures included',
         params: Type.Object({ id: Type.String({ description: 'The key id (positive integer).' }) }),
-        response: { 200: SuccessBody, ...errorResponses(400, 401, 403, 404, 500) },
+        response: { 200: SuccessBody, ...errorResponses(400, 401, 403, 404, 429, 500) },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [
+        sessionHook(deps.ctx, deps.dashboardOrigins),
+        deps.rateLimits.sessionChangeHook(),
+      ],
     },
     async (request) => {
       const user = requireAccount(request);

@@ -24,10 +24,13 @@ export function registerReplaceSigningSecret(app: App, deps: RouteDeps): void {
             },
             { description: 'The new signing secret.' },
           ),
-          ...errorResponses(400, 401, 403, 404, 500),
+          ...errorResponses(400, 401, 403, 404, 429, 500),
         },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [
+        sessionHook(deps.ctx, deps.dashboardOrigins),
+        deps.rateLimits.sessionChangeHook(),
+      ],
     },
     async (request, reply) => {
       const user = requireAccount(request);

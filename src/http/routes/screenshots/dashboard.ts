@@ -31,9 +31,12 @@ export function registerAccountScreenshots(app: App, deps: RouteDeps): void {
         security: [{ session: [] }],
         summary: 'Delete one of the signed-in account’s screenshots',
         params: Type.Object({ id: Type.String() }),
-        response: { 200: SuccessBody, ...errorResponses(400, 401, 403, 404, 500) },
+        response: { 200: SuccessBody, ...errorResponses(400, 401, 403, 404, 429, 500) },
       },
-      onRequest: sessionHook(deps.ctx, deps.dashboardOrigins),
+      onRequest: [
+        sessionHook(deps.ctx, deps.dashboardOrigins),
+        deps.rateLimits.sessionChangeHook(),
+      ],
     },
     async (request) => {
       const user = requireAccount(request);

@@ -38,9 +38,9 @@ export function registerWebhookSecret(app: App, deps: RouteDeps): void {
         security: [{ session: [] }],
         summary:
           'Replace the webhook secret; every delivery from now on is signed with the new one',
-        response: { 200: SecretBody, ...errorResponses(401, 403, 500) },
+        response: { 200: SecretBody, ...errorResponses(401, 403, 429, 500) },
       },
-      onRequest,
+      onRequest: [onRequest, deps.rateLimits.sessionChangeHook()],
     },
     async (request, reply) => {
       const user = requireAccount(request);
