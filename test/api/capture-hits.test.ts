@@ -2,14 +2,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { hashApiKey } from '../../src/domain/api-key-format.ts';
 import type { CaptureAnswer as Capture } from '../../src/domain/captures/capture-answer.ts';
 import type { ScreenshotRecord } from '../../src/domain/store.ts';
 import { dayBounds, monthBounds } from '../../src/lib/time.ts';
-import { account, type KeyedAccount } from '../helpers/accounts.ts';
+import { account, type KeyedAccount, revokeSilently } from '../helpers/accounts.ts';
 import { type DbKind, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { serviceSkip, TEST_DATABASE_URL, TEST_REDIS_URL } from '../helpers/services.ts';
@@ -99,21 +98,7 @@ for (const variant of VARIANTS) {
      * one request.
      */
     async function revokerFor(keyId: number): Promise<() => void> {
-      if (variant.db === 'sqlite') {
-        const file = path.join(t.dataDir, 'shotsmith.sqlite');
-        return () => {
-          const db = new DatabaseSync(file);
-          try {
-            db.exec('PRAGMA busy_timeout = 5000');
-            const done = db
-              .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-              .run(Date.now(), keyId);
-            assert.equal(Number(done.changes), 1);
-          } finally {
-            db.close();
-          }
-        };
-      }
+      if (variant.db === 'sqlite') return () => revokeSilently(t, keyId);
       const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(
         t.deps.database.db,
       );

@@ -7,13 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { account } from '../helpers/accounts.ts';
+import { account, revokeSilently } from '../helpers/accounts.ts';
 import { createKey } from '../helpers/app.ts';
 import {
   capture,
   type DomainApp,
   heldUnits,
-  revokeSilently,
   startDomainApp,
   until,
   usage,

@@ -1,3 +1,6 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { createKey, signUp, type TestApp } from './app.ts';
 import type { Cluster } from './cluster.ts';
 
@@ -84,4 +87,21 @@ async function make(
   if (!key) return user;
   const made = await createKey(service, user.cookie);
   return { ...user, key: made.key, keyId: made.id, signingSecret: made.signing_secret };
+}
+
+/**
+ * Revokes a key in an app's SQLite file from another connection, with no event published (a
+ * revocation whose event was lost): only the pipeline's own reads of the key can see it.
+ */
+export function revokeSilently(t: Pick<TestApp, 'dataDir'>, keyId: number): void {
+  const db = new DatabaseSync(path.join(t.dataDir, 'shotsmith.sqlite'));
+  try {
+    db.exec('PRAGMA busy_timeout = 5000');
+    const done = db
+      .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+      .run(Date.now(), keyId);
+    assert.equal(Number(done.changes), 1);
+  } finally {
+    db.close();
+  }
 }

@@ -8,8 +8,6 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
-import path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
 import type { CaptureAnswer } from '../../src/domain/captures/capture-answer.ts';
 import { type QueryPair, signedQueryString } from '../../src/lib/signed-query.ts';
 import type { Clock } from '../../src/lib/time.ts';
@@ -106,23 +104,6 @@ export async function heldUnits(t: TestApp, userId: number): Promise<number> {
     .where('user_id', '=', userId)
     .execute();
   return rows.length;
-}
-
-/**
- * Revokes a key in the database file from another connection, with no event published (a
- * revocation whose event was lost): only the pipeline's own reads of the key can see it.
- */
-export function revokeSilently(t: TestApp, keyId: number): void {
-  const db = new DatabaseSync(path.join(t.dataDir, 'shotsmith.sqlite'));
-  try {
-    db.exec('PRAGMA busy_timeout = 5000');
-    const done = db
-      .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-      .run(Date.now(), keyId);
-    assert.equal(Number(done.changes), 1);
-  } finally {
-    db.close();
-  }
 }
 
 /** GET of a signed render link for `key` (docs/api.md, "Signed render links"); no redirect followed. */

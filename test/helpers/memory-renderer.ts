@@ -36,6 +36,7 @@ import type {
 } from '../../src/domain/captures/renderer.ts';
 import type { CaptureWarning } from '../../src/domain/captures/warnings.ts';
 import { AppError } from '../../src/domain/errors.ts';
+import { raceAbort } from '../../src/lib/abort.ts';
 
 /** How the target at one URL behaves. */
 export interface PageScript {
@@ -128,7 +129,7 @@ export class MemoryRenderer implements LazyRenderer {
       if (gate) await gate.pass(controller.signal);
       if (script.hang) {
         phase = script.hang;
-        await untilAborted(new Promise<never>(() => {}), controller.signal);
+        await raceAbort(new Promise<never>(() => {}), controller.signal);
       }
       if (script.fail) throw script.fail();
       const status = script.status ?? 200;
@@ -139,7 +140,7 @@ export class MemoryRenderer implements LazyRenderer {
         );
       }
       phase = 'capture';
-      const drawn = await untilAborted(draw(options, url), controller.signal);
+      const drawn = await raceAbort(draw(options, url), controller.signal);
       this.#captures++;
       return {
         ...drawn,
@@ -222,7 +223,7 @@ class Gate implements RenderHold {
     this.#waiting++;
     this.#reached.resolve();
     try {
-      await untilAborted(this.#opened.promise, signal);
+      await raceAbort(this.#opened.promise, signal);
     } finally {
       this.#waiting--;
     }
@@ -281,24 +282,6 @@ async function draw(
         ? raw.jpeg({ quality: o.quality })
         : raw.webp({ quality: o.quality });
   return { image: await encoded.toBuffer(), format, width, height };
-}
-
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err);
-      },
-    );
-  });
 }
 
 /** What the real renderer says it was doing in each phase (page/capture-run.ts). */
