@@ -1,8 +1,8 @@
 /**
- * A client's captures one after another stay in its own context: the next capture waits for
- * the page its previous one is giving back (being reset) instead of taking another context's
- * page. Chromium keeps a renderer process warm for the context used last, so a cross-site
- * navigation in the same context skips a process start on the critical path.
+ * A client's captures one after another stay in its own contexts: it holds two pages, one
+ * reset while it captures on the other, and never takes another context's page after that
+ * (no new context per capture). Chromium keeps a renderer process warm for the contexts used
+ * last, so a cross-site navigation in them skips a process start on the critical path.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -39,7 +39,7 @@ describe('page affinity of a client', () => {
     return last;
   };
 
-  it('sequential captures of one client reuse its page, leaving the spare for others', async () => {
+  it('sequential captures of one client reuse its two pages, leaving a spare for others', async () => {
     const capture = async (client: string, url: string) => {
       const result = await r.renderer.render(renderOptions({ url }), {
         deadline: Date.now() + 60_000,
@@ -49,6 +49,10 @@ describe('page affinity of a client', () => {
     };
     // The client's first capture takes a spare (it has no page yet); the pool makes another.
     await capture('one-client', `${sites[0]?.origin}/?first`);
+    await pagesWhenSettled();
+    // Two in a row: the second one finds the client's one page being reset and takes a spare.
+    await capture('one-client', `${sites[1]?.origin}/?second`);
+    await capture('one-client', `${sites[0]?.origin}/?third`);
     const before = await pagesWhenSettled();
     for (let i = 0; i < 8; i++) await capture('one-client', `${sites[i % 2]?.origin}/?i=${i}`);
     // Taking another context's page each time would have used the never-used spare, and the

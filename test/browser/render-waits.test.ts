@@ -56,6 +56,16 @@ const ROUTES = {
      });</script>`,
   ),
   '/quick': delayed(150, (res) => res.writeHead(200).end('ok')),
+  // A fetch started 30 ms after load, past the part of the quiet window waited before the image
+  // (NETWORK_QUIET_EARLY_MS), then the page paints: the image taken early is not kept.
+  '/just-after-load': page(
+    '',
+    `<style>body{background:#fff}</style>
+     <script>addEventListener('load', () => setTimeout(async () => {
+       await (await fetch('/quick?3')).text();
+       document.body.style.background = 'rgb(0,200,0)';
+     }, 30));</script>`,
+  ),
   // Two requests that never finish: networkidle2 settles, networkidle0 never does.
   '/long-poll': page(
     '<p>polling</p>',
@@ -101,6 +111,13 @@ describe('renderer wait options', () => {
   it('load settles for requests the page makes after load (chained ones too)', async () => {
     const result = await t.render({ url: `${site.origin}/chained` });
     assertColor(decodeImage(result.image), 200, 150, GREEN, 'data fetched after load rendered');
+  });
+
+  it('a fetch started within the quiet window, after the image began, has it taken again', async () => {
+    for (let i = 0; i < 3; i++) {
+      const result = await t.render({ url: `${site.origin}/just-after-load?${i}` });
+      assertColor(decodeImage(result.image), 200, 150, GREEN, `fetch after load rendered (${i})`);
+    }
   });
 
   it('networkidle0 waits for a late fetch that load (and its bounded settle) does not', async () => {

@@ -230,7 +230,9 @@ export class CapturePage {
     }
     const paintReady = earlyPaintReady(run, o);
     await waitAfterLoad(run, o);
-    const rest = await settle(run, o, this.#settings.render.settleMaxMs);
+    let rest = await settle(run, o, this.#settings.render.settleMaxMs);
+    // What is read besides an image is read once the network's quiet window is over.
+    if (o.format === 'pdf' || o.metadata || o.content.length > 0) await run.payQuiet();
     const meta = o.metadata ? await metadata(run, o, targetStatus) : null;
     // The page at rest, before the capture freezes or hides anything in it.
     const content = await readContent(run, o);
@@ -243,9 +245,22 @@ export class CapturePage {
       const warnings = await captureWarnings(run, o, { state, rest }, pdf, null);
       return { ...pdf, warnings, ...read };
     }
-    const framed = await frame(run, o, paintReady);
+    let framed = await frame(run, o, paintReady);
     await run.settleChecks();
-    const captured = { ...(await screenshot(run, o, framed)), truncated: framed.truncated };
+    const taken = performance.now();
+    let image = await screenshot(run, o, framed);
+    if (!(await run.quietHeld(taken))) {
+      // A request started or ended while the image was taken, before the network's quiet
+      // window was over: what it brings may be missing. Settled again, and taken anew.
+      run.enter('network', 'waiting for the network to settle');
+      await run.networkQuiet();
+      const again = await settle(run, o, this.#settings.render.settleMaxMs - rest.waitedMs);
+      rest = { ...again, waitedMs: rest.waitedMs + again.waitedMs };
+      framed = await frame(run, o, paintReady);
+      await run.settleChecks();
+      image = await screenshot(run, o, framed);
+    }
+    const captured = { ...image, truncated: framed.truncated };
     const warnings = await captureWarnings(run, o, { state, rest }, captured, framed);
     return { ...captured, warnings, ...read };
   }

@@ -29,6 +29,12 @@ export const NETWORK_QUIET_MS = 50;
 export const NETWORK_QUIET_ACTIVE_MS = 250;
 /** ...but the settle wait never lasts longer than this (long-polling, analytics beacons). */
 export const NETWORK_QUIET_CAP_MS = 2_000;
+/**
+ * The part of the short window a plain image capture waits before it is taken; the rest is
+ * waited while Chromium draws it, and the image is kept only if the network stayed quiet
+ * through the whole window (quietHeld). A still page no longer pays the window idle.
+ */
+export const NETWORK_QUIET_EARLY_MS = 15;
 
 export interface CaptureSettings {
   /**
@@ -59,6 +65,11 @@ export interface StepPage {
   step<T>(promise: Promise<T>): Promise<T>;
   /** Until no request has been in flight for a moment (bounded: NETWORK_QUIET_CAP_MS). */
   networkQuiet(): Promise<void>;
+  /**
+   * networkQuiet, except that on a page fetching nothing since load it returns after
+   * NETWORK_QUIET_EARLY_MS and leaves the rest of the window owed (quietHeld, networkQuiet).
+   */
+  networkQuietEarly(): Promise<void>;
   /** The shipped filter lists (null: this renderer has none). */
   readonly lists: FilterLists | null;
 }
@@ -101,6 +112,8 @@ export class CaptureRun implements StepPage {
    * handlers start requests before Chromium reports the event), or one started after loadedAt.
    */
   #activeAfterLoad = false;
+  /** networkQuietEarly returned before the quiet window was over: quietHeld checks the rest. */
+  #quietOwed = false;
   /** Last main-frame document response (redirect hops included, final one last). */
   #mainResponse: HTTPResponse | null = null;
   /** The main document was not displayed but denied as a download, and why; null: displayed. */
@@ -270,11 +283,50 @@ export class CaptureRun implements StepPage {
 
   /** Waits until no request has been in flight for the quiet window (at most the cap). */
   async networkQuiet(): Promise<void> {
+    await this.#quietFor(null);
+    this.#quietOwed = false;
+  }
+
+  async networkQuietEarly(): Promise<void> {
+    await this.#quietFor(NETWORK_QUIET_EARLY_MS);
+    this.#quietOwed = !this.#activeAfterLoad && this.#idleFor() < NETWORK_QUIET_MS;
+  }
+
+  /** Waits out the rest of a quiet window networkQuietEarly left owed, if it did. */
+  async payQuiet(): Promise<void> {
+    if (this.#quietOwed) await this.networkQuiet();
+  }
+
+  /**
+   * Whether the network stayed quiet from `since` (performance.now, taken before the image)
+   * through the rest of an owed quiet window, waiting that rest out when the image came
+   * sooner. False: a request started or ended meanwhile, and the image may predate what it
+   * brings (the caller waits for the network again and takes it anew).
+   */
+  async quietHeld(since: number): Promise<boolean> {
+    while (this.#quietOwed) {
+      if (!this.quietSince(since) || this.#activeAfterLoad) return false;
+      const left = NETWORK_QUIET_MS - this.#idleFor();
+      if (left <= 0) this.#quietOwed = false;
+      else await sleep(Math.max(5, left), this.signal);
+    }
+    return true;
+  }
+
+  /** ms since the last request started or ended with none in flight; 0 while one is. */
+  #idleFor(): number {
+    return this.#inflight.size === 0 ? performance.now() - this.#lastActivity : 0;
+  }
+
+  /** Until no request for `windowMs` (null: the page's window), at most the cap. */
+  async #quietFor(windowMs: number | null): Promise<void> {
     const until = performance.now() + this.settings.networkQuietCapMs;
     for (;;) {
       const now = performance.now();
-      const quiet = this.#activeAfterLoad ? NETWORK_QUIET_ACTIVE_MS : NETWORK_QUIET_MS;
-      const idleFor = this.#inflight.size === 0 ? now - this.#lastActivity : 0;
+      const quiet = this.#activeAfterLoad
+        ? NETWORK_QUIET_ACTIVE_MS
+        : (windowMs ?? NETWORK_QUIET_MS);
+      const idleFor = this.#idleFor();
       if (idleFor >= quiet || now >= until) return;
       const wait = this.#inflight.size === 0 ? quiet - idleFor : 25;
       await sleep(Math.max(5, Math.min(wait, until - now)), this.signal);

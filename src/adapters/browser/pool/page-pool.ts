@@ -59,6 +59,8 @@ export class PagePool {
   #givingBack = 0;
   /** Pages being reset after a capture, for the client they serve (giveBack in progress). */
   readonly #resetting = new Set<CapturePage>();
+  /** Pages taken for a capture and not given back yet, with the client each was taken for. */
+  readonly #taken = new Map<CapturePage, string>();
   /**
    * Clean pages, ready for a capture, least recently idle first: never used (`client` null,
    * for anyone) or reset after a capture (only for the same client).
@@ -124,33 +126,55 @@ export class PagePool {
         void this.#discard(page);
       }
       const own = this.#idle.findLast((p) => p.client === client);
-      // The client's page being reset is worth its wait (tens of ms): taking a spare instead
-      // means a new context made to replace it, and a client capturing one page after another
-      // would churn through contexts. A failed reset discards it and wakes us; a slow one (a
-      // wedged renderer) is waited for OWN_PAGE_WAIT_MS at most.
+      const spare = this.#idle.find((p) => p.client === null);
+      // A client holds up to two pages per capture it runs, so that one is reset while it
+      // captures on the other: its first captures take spares (which prepareSpares replaces),
+      // and after that it finds a page of its own ready. Past that, the client's page being
+      // reset is worth its wait (tens of ms): a spare taken instead would be a new context
+      // made to replace it for every capture. A failed reset discards it and wakes us; a slow
+      // one (a wedged renderer) is waited for OWN_PAGE_WAIT_MS at most.
       const waitForOwn =
         own === undefined &&
         current !== null &&
         performance.now() < ownWaitEnd &&
-        [...this.#resetting].some((p) => p.client === client && p.instance === current);
-      const page = own ?? (waitForOwn ? undefined : this.#idle.find((p) => p.client === null));
+        [...this.#resetting].some((p) => p.client === client && p.instance === current) &&
+        (spare === undefined || !this.#mayHoldAnother(client));
+      const page = own ?? (waitForOwn ? undefined : spare);
       if (page) {
         this.#idle.splice(this.#idle.indexOf(page), 1);
+        this.#taken.set(page, client);
         return page;
       }
       if (waitForOwn) {
         await this.#nextPageEvent(signal, ownWaitEnd - performance.now());
         continue;
       }
-      if (this.#pages < this.#maxPages) return this.#createPage(current);
-      // Every idle page has served other clients: the longest idle makes room for a new one.
-      const other = this.#idle[0];
-      if (other) {
-        void this.#discard(other);
-        return this.#createPage(current);
+      const made =
+        this.#pages < this.#maxPages || this.#idle[0] !== undefined
+          ? await this.#makeRoomAndCreate(current)
+          : null;
+      if (made !== null) {
+        this.#taken.set(made, client);
+        return made;
       }
       await this.#nextPageEvent(signal);
     }
+  }
+
+  /** A new page, in place of the longest idle page of other clients when the pool is full. */
+  #makeRoomAndCreate(current: BrowserInstance): Promise<CapturePage> {
+    const other = this.#pages < this.#maxPages ? undefined : this.#idle[0];
+    if (other) void this.#discard(other);
+    return this.#createPage(current);
+  }
+
+  /** Whether `client` holds fewer than two pages per capture it would then run. */
+  #mayHoldAnother(client: string): boolean {
+    let running = 1;
+    let held = 0;
+    for (const owner of this.#taken.values()) if (owner === client) running++;
+    for (const page of this.#resetting) if (page.client === client) held++;
+    return held + running - 1 < 2 * running;
   }
 
   /**
@@ -158,6 +182,7 @@ export class PagePool {
    * (failed capture, context due for recycling, page on a replaced browser).
    */
   async giveBack(page: CapturePage, ok: boolean, used: boolean): Promise<void> {
+    this.#taken.delete(page);
     this.#givingBack++;
     try {
       const current = this.#browsers.current;

@@ -136,7 +136,8 @@ export const OPTION_STEPS = {
     afterLoad: {
       kind: 'network',
       phase: (o) => (settles(o) ? 'waiting for the network to settle' : null),
-      run: (p) => p.networkQuiet(),
+      // The rest of the window is waited while the image is taken (capture-page.ts).
+      run: (p) => p.networkQuietEarly(),
     },
   },
   delay: {
