@@ -7,6 +7,7 @@ import {
   credentialDigest,
   resolveCaptureOptions,
 } from '../src/domain/captures/capture-options.ts';
+import { ProxyDirectory } from '../src/domain/captures/proxy-directory.ts';
 import { RequestResolutions } from '../src/domain/captures/request-resolutions.ts';
 import { isAppError } from '../src/domain/errors.ts';
 import { DEFAULT_PLANS, type Plan } from '../src/domain/plans.ts';
@@ -27,7 +28,7 @@ function resolutions(ownAddresses: string[] = []) {
     },
     interfaceAddresses: () => ownAddresses,
   });
-  return new RequestResolutions(guard, DIGEST);
+  return new RequestResolutions({ guard, digest: DIGEST, proxies: new ProxyDirectory([]) });
 }
 
 const owner = (plan: Plan) => ({ plan, cacheOwner: `user:1:${plan.name}` });

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { BOUNDS } from '../domain/bounds.ts';
 import { type Env, EnvReader } from './env.ts';
+import { type OperatorProxy, readProxiesFile } from './proxies-file.ts';
 
 /**
  * Render slots when RENDER_CONCURRENCY is not set: two per core (64 at most). A capture waits
@@ -119,6 +120,10 @@ export interface RenderSettings {
   /** Largest CDP message read from Chromium; a larger one replaces the browser. */
   maxMessageBytes: number;
   egressAllowlist: string;
+  /** The operator's upstream proxies (PROXIES_FILE; docs/proxies.md); empty: none. */
+  proxies: OperatorProxy[];
+  /** The longest wait for an upstream proxy to connect and open a tunnel (ms). */
+  proxyTimeoutMs: number;
 }
 
 /** The payment provider: Stripe when its settings are given, else the built-in local one. */
@@ -266,7 +271,15 @@ function parseRender(r: EnvReader): RenderSettings {
       r.int('CDP_MAX_MESSAGE_MB', BOUNDS.browser.maxProtocolMessageBytes / 2 ** 20, 16, 480) *
       2 ** 20,
     egressAllowlist: r.string('EGRESS_ALLOWLIST', ''),
+    proxies: [],
+    proxyTimeoutMs: r.int('PROXY_TIMEOUT_MS', 10_000, 500, 60_000),
   };
+  const proxiesFile = r.optional('PROXIES_FILE');
+  if (proxiesFile !== undefined) {
+    const { proxies, problems } = readProxiesFile(proxiesFile);
+    for (const problem of problems) r.problem(problem);
+    render.proxies = proxies;
+  }
   const imageMessage = largestImageMessageBytes(render.maxImagePixels);
   if (imageMessage > render.maxMessageBytes) {
     r.problem(

@@ -18,6 +18,7 @@ export const ERROR_STATUS = {
   internal_error: 500,
   target_unreachable: 502,
   target_error: 502,
+  proxy_error: 502,
   overloaded: 503,
   render_timeout: 504,
   storage_error: 500,

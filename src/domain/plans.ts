@@ -50,6 +50,8 @@ export interface Plan {
   max_monitors: number;
   /** The shortest `every` a monitor may have, in minutes (15: every 15m is allowed). */
   min_monitor_interval: number;
+  /** Captures through a proxy (`proxy`, `proxy_country`: docs/proxies.md). */
+  proxies: boolean;
   /** Monthly price in USD cents, shown on the pricing table. */
   price_cents: number;
 }
@@ -80,6 +82,7 @@ export const DEFAULT_PLANS: PlanTable = {
     max_queued_jobs: 0,
     max_monitors: 0,
     min_monitor_interval: 15,
+    proxies: false,
     price_cents: 0,
   },
   free: {
@@ -101,6 +104,7 @@ export const DEFAULT_PLANS: PlanTable = {
     max_queued_jobs: 0,
     max_monitors: 0,
     min_monitor_interval: 15,
+    proxies: false,
     price_cents: 0,
   },
   pro: {
@@ -122,6 +126,7 @@ export const DEFAULT_PLANS: PlanTable = {
     max_queued_jobs: 50,
     max_monitors: 20,
     min_monitor_interval: 15,
+    proxies: true,
     price_cents: 900,
   },
 };
@@ -179,6 +184,7 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
       : `must be an integer from 0 to ${BOUNDS.planFields.maxMonitors}`,
   // In minutes; a monitor's `every` is one of 15m, 1h, 6h, 1d, 7d, so 7 days is the top.
   min_monitor_interval: positiveInt(BOUNDS.planFields.maxMonitorIntervalMinutes),
+  proxies: bool,
   price_cents: (v) =>
     Number.isInteger(v) && (v as number) >= 0 ? null : 'must be a non-negative integer',
 };

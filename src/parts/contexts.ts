@@ -7,6 +7,7 @@ import type { Config } from '../config/config.ts';
 import { BOUNDS } from '../domain/bounds.ts';
 import { credentialDigest } from '../domain/captures/capture-options.ts';
 import type { CaptureContext, FlightResult, TargetGuard } from '../domain/captures/ports.ts';
+import { ProxyDirectory } from '../domain/captures/proxy-directory.ts';
 import type { Renderer } from '../domain/captures/renderer.ts';
 import { RequestResolutions } from '../domain/captures/request-resolutions.ts';
 import type { DomainContext } from '../domain/context.ts';
@@ -59,12 +60,24 @@ export function captureContext(options: {
   shared: SharedState;
 }): CaptureContext {
   const { config, ctx, browser } = options;
+  const proxies = new ProxyDirectory(
+    config.render.proxies.map((p) => ({
+      id: p.id,
+      countries: p.countries,
+      remoteDns: p.remoteDns,
+    })),
+  );
   return {
     ...ctx,
     renderer: browser.renderer,
     storage: options.storage,
     guard: browser.guard,
-    resolutions: new RequestResolutions(browser.guard, credentialDigest(ctx.secrets)),
+    resolutions: new RequestResolutions({
+      guard: browser.guard,
+      digest: credentialDigest(ctx.secrets),
+      proxies,
+    }),
+    proxies,
     flights: new SingleFlight<FlightResult>(),
     renderLocks: options.shared.renderLocks,
     publicUrl: config.server.publicUrl.origin,

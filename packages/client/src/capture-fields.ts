@@ -58,4 +58,7 @@ export const CAPTURE_FIELDS = {
   markdown: { type: 'string', help: 'GitHub-flavoured Markdown to capture instead of a url (at most 256 KiB), rendered as a readable page in the service\'s stylesheet: light, or dark with dark_mode.' },
   base_url: { type: 'string', help: 'With html or markdown: the absolute http(s) URL the document is shown at, which its relative links resolve against.' },
   content: { type: 'array', help: 'One of html, text, markdown. Keep the rendered page\'s content beside the image: "html" (its DOM as HTML), "text" (its visible text), "markdown" (its DOM as Markdown); any of them.' },
+  proxy: { type: 'string', help: 'Where the page\'s traffic goes out: an operator proxy\'s id (GET /v1/proxies), or your own proxy as `http://`, `https://`, `socks5://` or `socks5h://` URL, credentials allowed (`socks5://user:pass@host:1080`).' },
+  proxy_country: { type: 'string', help: 'Go out through an operator proxy serving this country (ISO 3166-1 alpha-2, `de`), one in turn when several do.' },
+  geolocation: { type: 'object', help: 'The position the page\'s Geolocation API reports, permission granted (without it the page is denied).' },
 } as const;

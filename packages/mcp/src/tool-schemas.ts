@@ -433,6 +433,45 @@ export const CAPTURE_OPTIONS_SCHEMA: ObjectSchema = {
       "uniqueItems": true,
       "maxItems": 3,
       "description": "Keep the rendered page's content beside the image: \"html\" (its DOM as HTML), \"text\" (its visible text), \"markdown\" (its DOM as Markdown); any of them. Each is hosted with the image's retention, at most 5 MiB (cut there, content_truncated). The answer adds content: {html?, text?, markdown?} URLs."
+    },
+    "proxy": {
+      "type": "string",
+      "minLength": 1,
+      "maxLength": 2048,
+      "description": "Where the page's traffic goes out: an operator proxy's id (GET /v1/proxies), or your own proxy as `http://`, `https://`, `socks5://` or `socks5h://` URL, credentials allowed (`socks5://user:pass@host:1080`). Your own proxy must be on a public address. Its credentials are never logged nor answered. Not with `proxy_country`."
+    },
+    "proxy_country": {
+      "type": "string",
+      "minLength": 2,
+      "maxLength": 2,
+      "description": "Go out through an operator proxy serving this country (ISO 3166-1 alpha-2, `de`), one in turn when several do. Not with `proxy`."
+    },
+    "geolocation": {
+      "type": "object",
+      "required": [
+        "latitude",
+        "longitude"
+      ],
+      "properties": {
+        "latitude": {
+          "type": "number",
+          "minimum": -90,
+          "maximum": 90
+        },
+        "longitude": {
+          "type": "number",
+          "minimum": -180,
+          "maximum": 180
+        },
+        "accuracy": {
+          "type": "number",
+          "minimum": 0,
+          "maximum": 100000,
+          "description": "Metres; default 100."
+        }
+      },
+      "additionalProperties": false,
+      "description": "The position the page's Geolocation API reports, permission granted (without it the page is denied). Goes well with `timezone`, `locale` and `proxy_country`."
     }
   },
   "additionalProperties": false
@@ -866,6 +905,45 @@ export const MONITOR_REQUEST_SCHEMA: ObjectSchema = {
           "uniqueItems": true,
           "maxItems": 3,
           "description": "Keep the rendered page's content beside the image: \"html\" (its DOM as HTML), \"text\" (its visible text), \"markdown\" (its DOM as Markdown); any of them. Each is hosted with the image's retention, at most 5 MiB (cut there, content_truncated). The answer adds content: {html?, text?, markdown?} URLs."
+        },
+        "proxy": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 2048,
+          "description": "Where the page's traffic goes out: an operator proxy's id (GET /v1/proxies), or your own proxy as `http://`, `https://`, `socks5://` or `socks5h://` URL, credentials allowed (`socks5://user:pass@host:1080`). Your own proxy must be on a public address. Its credentials are never logged nor answered. Not with `proxy_country`."
+        },
+        "proxy_country": {
+          "type": "string",
+          "minLength": 2,
+          "maxLength": 2,
+          "description": "Go out through an operator proxy serving this country (ISO 3166-1 alpha-2, `de`), one in turn when several do. Not with `proxy`."
+        },
+        "geolocation": {
+          "type": "object",
+          "required": [
+            "latitude",
+            "longitude"
+          ],
+          "properties": {
+            "latitude": {
+              "type": "number",
+              "minimum": -90,
+              "maximum": 90
+            },
+            "longitude": {
+              "type": "number",
+              "minimum": -180,
+              "maximum": 180
+            },
+            "accuracy": {
+              "type": "number",
+              "minimum": 0,
+              "maximum": 100000,
+              "description": "Metres; default 100."
+            }
+          },
+          "additionalProperties": false,
+          "description": "The position the page's Geolocation API reports, permission granted (without it the page is denied). Goes well with `timezone`, `locale` and `proxy_country`."
         }
       }
     },

@@ -7,8 +7,15 @@
 
 import { BOUNDS } from '../../domain/bounds.ts';
 import type { TargetGuard } from '../../domain/captures/ports.ts';
+import { AppError, isAppError } from '../../domain/errors.ts';
 import { DnsCache, LookupBound } from './dns-cache.ts';
-import { addressSet, type EgressPolicy, parseAllowlist } from './policy.ts';
+import {
+  addressSet,
+  checkDestination,
+  type EgressPolicy,
+  parseAllowlist,
+  screenDestination,
+} from './policy.ts';
 import { type Resolver, systemResolver } from './resolver.ts';
 import { checkTargetUrl, parseTargetUrl, screenTargetUrl } from './url-check.ts';
 
@@ -60,6 +67,10 @@ export function createEgress(options: EgressOptions): Egress {
       check: async (url, client) => {
         await checkTargetUrl(checkPolicy, url, client);
       },
+      screenProxy: (host, port) => asProxyRefusal(() => screenDestination(checkPolicy, host, port)),
+      checkProxy: async (host, port, client) => {
+        await asProxyRefusal(() => checkDestination(checkPolicy, host, port, client));
+      },
     },
     pagePolicy: {
       ...checkPolicy,
@@ -70,4 +81,30 @@ export function createEgress(options: EgressOptions): Egress {
       resolve: (name) => dns.lookup(name, webhookLookups, 'webhooks'),
     },
   };
+}
+
+/**
+ * The caller's own proxy judged like a target (docs/proxies.md): the same refusals, their
+ * messages naming `proxy` instead of `url`.
+ */
+function asProxyRefusal<T>(check: () => T): T {
+  const rename = (err: unknown): never => {
+    if (isAppError(err) && (err.code === 'url_not_allowed' || err.code === 'target_unreachable')) {
+      if (err.code === 'url_not_allowed') {
+        throw new AppError('url_not_allowed', err.message.replace(/^url /, 'proxy '), {
+          cause: err,
+        });
+      }
+      throw new AppError('proxy_error', `proxy could not be reached: ${err.message}`, {
+        cause: err,
+      });
+    }
+    throw err;
+  };
+  try {
+    const result = check();
+    return result instanceof Promise ? (result.catch(rename) as T) : result;
+  } catch (err) {
+    return rename(err);
+  }
 }

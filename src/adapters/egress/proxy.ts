@@ -12,15 +12,18 @@
  */
 import { canonicalIp, classifyAddress } from './address.ts';
 import { createProxyContext } from './proxy/context.ts';
+import { type Lane, openLane } from './proxy/lanes.ts';
 import { createProxyServer } from './proxy/server.ts';
 import type { EgressProxy, EgressProxyOptions } from './proxy/types.ts';
 
+export type { Lane } from './proxy/lanes.ts';
 export type {
   EgressProxy,
   EgressProxyOptions,
   EgressRefusal,
   EgressStats,
 } from './proxy/types.ts';
+export type { ProxyRoute } from './proxy/upstream-proxy.ts';
 
 /**
  * Starts the proxy on a loopback address. Refused destinations: CONNECT and Upgrade get a 403
@@ -53,13 +56,28 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     : `http://${listenAddress}:${ctx.ownPort}`;
 
   let closed: Promise<void> | undefined;
+  const lanes = new Set<Lane>();
   return {
     url,
     port: ctx.ownPort,
     stats: () => ({ allowed: ctx.allowed, refused: ctx.refused, open: ctx.upstreams.size }),
+    openLane: async (route) => {
+      const lane = await openLane(ctx, server, route);
+      lanes.add(lane);
+      return {
+        url: lane.url,
+        remoteDns: lane.remoteDns,
+        takeFailure: () => lane.takeFailure(),
+        close: () => {
+          lanes.delete(lane);
+          return lane.close();
+        },
+      };
+    },
     close: () => {
       closed ??= new Promise<void>((resolve) => {
         ctx.closing = true;
+        for (const lane of lanes) void lane.close();
         server.close(() => resolve());
         for (const s of ctx.upstreams) s.destroy();
         for (const s of ctx.clients) s.destroy();

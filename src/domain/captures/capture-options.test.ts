@@ -82,6 +82,8 @@ test('a bare request resolves every render option to its default', () => {
       html: null,
       markdown: null,
       content: [],
+      proxy: null,
+      geolocation: null,
     },
   });
 });

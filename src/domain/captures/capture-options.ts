@@ -29,6 +29,7 @@ import { failOnHttpError } from './options/fail-on-http-error.ts';
 import { format } from './options/format.ts';
 import { fresh } from './options/fresh.ts';
 import { fullPage } from './options/full-page.ts';
+import { geolocation } from './options/geolocation.ts';
 import { hasTouch } from './options/has-touch.ts';
 import { headers } from './options/headers.ts';
 import { height } from './options/height.ts';
@@ -42,6 +43,7 @@ import { metadata } from './options/metadata.ts';
 import { mobile } from './options/mobile.ts';
 import { omitBackground } from './options/omit-background.ts';
 import { pdfLandscape, pdfPaper, pdfPrintBackground, pdfSinglePage } from './options/pdf.ts';
+import { proxy, proxyCountry } from './options/proxy.ts';
 import { quality } from './options/quality.ts';
 import { reducedMotion } from './options/reduced-motion.ts';
 import { responseType } from './options/response-type.ts';
@@ -130,6 +132,9 @@ export const CAPTURE_OPTIONS = [
   markdown,
   baseUrl,
   content,
+  proxy,
+  proxyCountry,
+  geolocation,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];

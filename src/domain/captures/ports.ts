@@ -6,6 +6,7 @@ import type { ImageStorage } from '../image-storage.ts';
 import type { RevocationBus } from '../revocations.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import { CONTENT_FILES, type ContentKind } from './formats.ts';
+import type { ProxyDirectory } from './proxy-directory.ts';
 import type { Renderer } from './renderer.ts';
 import type { RequestResolutions } from './request-resolutions.ts';
 
@@ -25,6 +26,13 @@ export interface TargetGuard {
    * the lookup counts against, so one client's slow names never delay another's.
    */
   check(url: URL, client: string): Promise<void>;
+  /**
+   * The caller's own proxy (`proxy` URL) judged like a target, its messages naming `proxy`:
+   * `screenProxy` without DNS (a validation step), `checkProxy` resolving the name, right
+   * before a render. AppError url_not_allowed / target_unreachable.
+   */
+  screenProxy(host: string, port: number): void;
+  checkProxy(host: string, port: number, client: string): Promise<void>;
 }
 
 /**
@@ -66,6 +74,8 @@ export interface CaptureContext extends DomainContext {
   guard: TargetGuard;
   /** Recent requests' resolutions (URL, option rules, cache key), keyed by request. */
   resolutions: RequestResolutions;
+  /** The operator's proxies a capture may name (PROXIES_FILE). */
+  proxies: ProxyDirectory;
   revocations: RevocationBus;
   /** Identical captures in flight on this node run once. */
   flights: SingleFlight<FlightResult>;

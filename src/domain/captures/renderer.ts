@@ -104,6 +104,27 @@ export interface RenderOptions {
   imageFit: ImageFit;
   /** The page's content to keep beside the image (`content`), in CONTENT_KINDS order. */
   content: readonly ContentKind[];
+  /** Where the page's traffic goes out (`proxy`, `proxy_country`); null: straight out. */
+  proxy: ProxyChoice | null;
+  /** The position the page's Geolocation API reports (permission granted); null: denied. */
+  geolocation: Geolocation | null;
+}
+
+/**
+ * A capture's way out (docs/proxies.md): an operator proxy by id, any operator proxy serving a
+ * country (chosen in turn at render time), or the caller's own proxy URL (credentials and all:
+ * never logged, never answered, in cache keys only as an HMAC).
+ */
+export type ProxyChoice =
+  | { kind: 'operator'; id: string }
+  | { kind: 'country'; country: string }
+  | { kind: 'url'; url: string };
+
+/** `geolocation`: degrees, and the accuracy in metres. */
+export interface Geolocation {
+  latitude: number;
+  longitude: number;
+  accuracy: number;
 }
 
 /** One kind of the page's content as read: its UTF-8 bytes, cut at the bound. */

@@ -5,6 +5,8 @@ import { type CaptureInput, cacheKeyFor, resolveCaptureOptions } from './capture
 import { captureTarget } from './capture-target.ts';
 import type { CredentialDigest } from './options/define.ts';
 import type { TargetGuard } from './ports.ts';
+import { callerProxyHost, type ProxyDirectory } from './proxy-directory.ts';
+import { isProxyUrl } from './proxy-url.ts';
 import type { RenderOptions } from './renderer.ts';
 
 /** What a capture request resolves to before its cache lookup. */
@@ -38,6 +40,7 @@ const keepable = (input: CaptureInput): boolean =>
   input.http_auth === undefined &&
   input.cookies === undefined &&
   input.headers === undefined &&
+  (input.proxy === undefined || !isProxyUrl(input.proxy)) &&
   !stringsLongerThan(input, MAX_KEY_CHARS);
 
 /**
@@ -70,11 +73,16 @@ export class RequestResolutions {
   readonly #byPlan = new WeakMap<Readonly<Plan>, LRUCache<string, Resolution>>();
   readonly #guard: TargetGuard;
   readonly #digest: CredentialDigest;
+  readonly #proxies: ProxyDirectory;
 
-  /** `digest`: what credentials enter cache keys as (capture-options.ts, credentialDigest). */
-  constructor(guard: TargetGuard, digest: CredentialDigest) {
-    this.#guard = guard;
-    this.#digest = digest;
+  /**
+   * `digest`: what credentials enter cache keys as (capture-options.ts, credentialDigest);
+   * `proxies`: the operator's proxies a request may name.
+   */
+  constructor(parts: { guard: TargetGuard; digest: CredentialDigest; proxies: ProxyDirectory }) {
+    this.#guard = parts.guard;
+    this.#digest = parts.digest;
+    this.#proxies = parts.proxies;
   }
 
   resolve(input: CaptureInput, options: { plan: Readonly<Plan>; cacheOwner: string }): Resolution {
@@ -107,6 +115,9 @@ export class RequestResolutions {
     const target = captureTarget(this.#guard, input);
     const { render, fresh, cacheTtlMs } = resolveCaptureOptions(input, target.navigation, plan);
     if (target.checked !== null) this.#guard.screen(target.checked);
+    this.#proxies.check(render.proxy);
+    const proxyHost = callerProxyHost(render.proxy);
+    if (proxyHost !== null) this.#guard.screenProxy(proxyHost.host, proxyHost.port);
     return {
       url: target.checked,
       render: deepFreeze(render),

@@ -4,6 +4,7 @@ import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import type { CaptureInput } from './capture-options.ts';
 import type { CaptureContext, Unpaid } from './ports.ts';
+import { callerProxyHost } from './proxy-directory.ts';
 import { renderAndStore } from './render-and-store.ts';
 import { renderOnce } from './render-once.ts';
 import type { Resolution } from './request-resolutions.ts';
@@ -294,7 +295,12 @@ async function renderedNow(
 ): Promise<Found> {
   const { url, render, cacheKey, fresh, cacheTtlMs } = resolution;
   // DNS only now: a cache hit needs none, and a refusal here still returns the unit.
-  if (url !== null) await ctx.guard.check(url, caller.client);
+  // Through a proxy that resolves names itself, the name goes to it unresolved (docs/proxies.md).
+  if (url !== null && !ctx.proxies.resolvesNames(render.proxy)) {
+    await ctx.guard.check(url, caller.client);
+  }
+  const proxyHost = callerProxyHost(render.proxy);
+  if (proxyHost !== null) await ctx.guard.checkProxy(proxyHost.host, proxyHost.port, caller.client);
   const store = (signal: AbortSignal) =>
     renderAndStore(ctx, {
       userId: caller.userId,

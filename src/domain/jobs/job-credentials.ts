@@ -1,13 +1,18 @@
 import { seal, unseal } from '../../lib/crypto.ts';
 import type { SecretDeriver } from '../../lib/server-secret.ts';
+import { isProxyUrl } from '../captures/proxy-url.ts';
 import { AppError } from '../errors.ts';
 
 /**
- * The fields of a capture request that carry credentials for the target. A queued job must
+ * The fields of a capture request that carry credentials for the target (and `proxy`, below). A queued job must
  * still render them later, so unlike a cache key (an HMAC) its row needs them back: they are
  * encrypted at rest (docs/security.md, "Credentials at rest").
  */
 const CREDENTIAL_FIELDS = ['headers', 'cookies', 'http_auth'] as const;
+/** A credential field, or `proxy` naming the caller's own proxy (a URL, password and all). */
+const isCredential = (name: string, value: unknown): boolean =>
+  (CREDENTIAL_FIELDS as readonly string[]).includes(name) ||
+  (name === 'proxy' && typeof value === 'string' && isProxyUrl(value));
 /** Where the job row's input keeps them, encrypted. */
 const SEALED_FIELD = 'sealed_credentials';
 const PURPOSE = 'job-credentials';
@@ -25,7 +30,7 @@ export function sealCredentials(
   const kept: Record<string, unknown> = {};
   const credentials: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(input)) {
-    if ((CREDENTIAL_FIELDS as readonly string[]).includes(name)) credentials[name] = value;
+    if (isCredential(name, value)) credentials[name] = value;
     else kept[name] = value;
   }
   if (Object.keys(credentials).length === 0) return kept;

@@ -17,6 +17,7 @@ import { registerReplaceSigningSecret } from './keys/signing-secret.ts';
 import { registerListDevices } from './meta/devices.ts';
 import { registerHealth } from './meta/health.ts';
 import { registerListPlans } from './meta/plans.ts';
+import { registerListProxies } from './meta/proxies.ts';
 import { registerMonitors } from './monitors/register.ts';
 import { byApiKey, bySession } from './monitors/surface.ts';
 import { registerCreateScreenshot } from './screenshots/create.ts';
@@ -41,6 +42,7 @@ export function registerRoutes(app: App, deps: RouteDeps): void {
   registerHealth(app, deps);
   registerListPlans(app, deps);
   registerListDevices(app);
+  registerListProxies(app, deps);
   registerSignUp(app, deps);
   registerLogIn(app, deps);
   registerLogOut(app, deps);

@@ -215,6 +215,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/proxies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The operator's proxies of the capture options `proxy` and `proxy_country`
+         * @description Ids and countries only. Whether the account may use them is its plan's `proxies` field (GET /v1/plans).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                /** @description The value of `proxy`. */
+                                id: string;
+                                /** @description ISO 3166-1 alpha-2 codes this proxy serves (`proxy_country`); may be empty. */
+                                countries: string[];
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/signup": {
         parameters: {
             query?: never;
@@ -1576,6 +1660,17 @@ export interface paths {
                         base_url?: string;
                         /** @description Keep the rendered page's content beside the image: "html" (its DOM as HTML), "text" (its visible text), "markdown" (its DOM as Markdown); any of them. Each is hosted with the image's retention, at most 5 MiB (cut there, content_truncated). The answer adds content: {html?, text?, markdown?} URLs. */
                         content?: ("html" | "text" | "markdown")[];
+                        /** @description Where the page's traffic goes out: an operator proxy's id (GET /v1/proxies), or your own proxy as `http://`, `https://`, `socks5://` or `socks5h://` URL, credentials allowed (`socks5://user:pass@host:1080`). Your own proxy must be on a public address. Its credentials are never logged nor answered. Not with `proxy_country`. */
+                        proxy?: string;
+                        /** @description Go out through an operator proxy serving this country (ISO 3166-1 alpha-2, `de`), one in turn when several do. Not with `proxy`. */
+                        proxy_country?: string;
+                        /** @description The position the page's Geolocation API reports, permission granted (without it the page is denied). Goes well with `timezone`, `locale` and `proxy_country`. */
+                        geolocation?: {
+                            latitude: number;
+                            longitude: number;
+                            /** @description Metres; default 100. */
+                            accuracy?: number;
+                        };
                     };
                 };
             };
@@ -1981,6 +2076,17 @@ export interface paths {
                             base_url?: string;
                             /** @description Keep the rendered page's content beside the image: "html" (its DOM as HTML), "text" (its visible text), "markdown" (its DOM as Markdown); any of them. Each is hosted with the image's retention, at most 5 MiB (cut there, content_truncated). The answer adds content: {html?, text?, markdown?} URLs. */
                             content?: ("html" | "text" | "markdown")[];
+                            /** @description Where the page's traffic goes out: an operator proxy's id (GET /v1/proxies), or your own proxy as `http://`, `https://`, `socks5://` or `socks5h://` URL, credentials allowed (`socks5://user:pass@host:1080`). Your own proxy must be on a public address. Its credentials are never logged nor answered. Not with `proxy_country`. */
+                            proxy?: string;
+                            /** @description Go out through an operator proxy serving this country (ISO 3166-1 alpha-2, `de`), one in turn when several do. Not with `proxy`. */
+                            proxy_country?: string;
+                            /** @description The position the page's Geolocation API reports, permission granted (without it the page is denied). Goes well with `timezone`, `locale` and `proxy_country`. */
+                            geolocation?: {
+                                latitude: number;
+                                longitude: number;
+                                /** @description Metres; default 100. */
+                                accuracy?: number;
+                            };
                         }[];
                         /** @description Where every job's `screenshot.*` event and the batch's `batch.completed` are POSTed (Standard Webhooks signature), under the same address rules as `url`. */
                         webhook_url?: string;
@@ -2232,7 +2338,7 @@ export interface paths {
         };
         /**
          * Signed render link: capture, then redirect to the hosted image
-         * @description For `<img src>` in pages and emails. The capture options are query parameters with the body's names and rules (a list is repeated parameters; clip, headers, cookies, http_auth, response_type, metadata, content, async, webhook_url, fresh, html, markdown and base_url are not allowed; cache_ttl is at least 60), plus `key_id`, `expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex HMAC-SHA256 of the canonical query (every parameter but `signature`, each name and value percent-encoded as RFC 3986, sorted by name then value, joined with `&`), keyed with the key's signing secret. A link answered from the result cache costs no quota unit; one that renders costs one. Link requests draw on the key's own per-minute window (the plan's link_requests_per_minute), not on the account's capture rate.
+         * @description For `<img src>` in pages and emails. The capture options are query parameters with the body's names and rules (a list is repeated parameters; clip, headers, cookies, http_auth, a proxy URL, response_type, metadata, content, async, webhook_url, fresh, html, markdown and base_url are not allowed; cache_ttl is at least 60), plus `key_id`, `expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex HMAC-SHA256 of the canonical query (every parameter but `signature`, each name and value percent-encoded as RFC 3986, sorted by name then value, joined with `&`), keyed with the key's signing secret. A link answered from the result cache costs no quota unit; one that renders costs one. Link requests draw on the key's own per-minute window (the plan's link_requests_per_minute), not on the account's capture rate.
          */
         get: {
             parameters: {
@@ -2836,6 +2942,17 @@ export interface paths {
                             base_url?: string;
                             /** @description Keep the rendered page's content beside the image: "html" (its DOM as HTML), "text" (its visible text), "markdown" (its DOM as Markdown); any of them. Each is hosted with the image's retention, at most 5 MiB (cut there, content_truncated). The answer adds content: {html?, text?, markdown?} URLs. */
                             content?: ("html" | "text" | "markdown")[];
+                            /** @description Where the page's traffic goes out: an operator proxy's id (GET /v1/proxies), or your own proxy as `http://`, `https://`, `socks5://` or `socks5h://` URL, credentials allowed (`socks5://user:pass@host:1080`). Your own proxy must be on a public address. Its credentials are never logged nor answered. Not with `proxy_country`. */
+                            proxy?: string;
+                            /** @description Go out through an operator proxy serving this country (ISO 3166-1 alpha-2, `de`), one in turn when several do. Not with `proxy`. */
+                            proxy_country?: string;
+                            /** @description The position the page's Geolocation API reports, permission granted (without it the page is denied). Goes well with `timezone`, `locale` and `proxy_country`. */
+                            geolocation?: {
+                                latitude: number;
+                                longitude: number;
+                                /** @description Metres; default 100. */
+                                accuracy?: number;
+                            };
                         };
                         /** @description How often it runs; not below the plan's min_monitor_interval. */
                         every: "15m" | "1h" | "6h" | "1d" | "7d";
@@ -4322,6 +4439,17 @@ export interface paths {
                             base_url?: string;
                             /** @description Keep the rendered page's content beside the image: "html" (its DOM as HTML), "text" (its visible text), "markdown" (its DOM as Markdown); any of them. Each is hosted with the image's retention, at most 5 MiB (cut there, content_truncated). The answer adds content: {html?, text?, markdown?} URLs. */
                             content?: ("html" | "text" | "markdown")[];
+                            /** @description Where the page's traffic goes out: an operator proxy's id (GET /v1/proxies), or your own proxy as `http://`, `https://`, `socks5://` or `socks5h://` URL, credentials allowed (`socks5://user:pass@host:1080`). Your own proxy must be on a public address. Its credentials are never logged nor answered. Not with `proxy_country`. */
+                            proxy?: string;
+                            /** @description Go out through an operator proxy serving this country (ISO 3166-1 alpha-2, `de`), one in turn when several do. Not with `proxy`. */
+                            proxy_country?: string;
+                            /** @description The position the page's Geolocation API reports, permission granted (without it the page is denied). Goes well with `timezone`, `locale` and `proxy_country`. */
+                            geolocation?: {
+                                latitude: number;
+                                longitude: number;
+                                /** @description Metres; default 100. */
+                                accuracy?: number;
+                            };
                         };
                         /** @description How often it runs; not below the plan's min_monitor_interval. */
                         every: "15m" | "1h" | "6h" | "1d" | "7d";

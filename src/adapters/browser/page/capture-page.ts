@@ -15,9 +15,10 @@
  */
 import type { BrowserContext, CDPSession, Page } from 'puppeteer-core';
 import type { RenderOptions } from '../../../domain/captures/renderer.ts';
-import { AppError } from '../../../domain/errors.ts';
+import { AppError, isAppError } from '../../../domain/errors.ts';
 import { noop, withTimeout } from '../../../lib/abort.ts';
-import type { BrowserInstance } from '../process/browser-instance.ts';
+import type { Lane } from '../../egress/proxy.ts';
+import type { BrowserInstance, ContextPage } from '../process/browser-instance.ts';
 import { type MemoryWatchdog, watchdogFor } from '../process/memory-watchdog.ts';
 import {
   type CaptureOutput,
@@ -70,13 +71,18 @@ export class CapturePage {
   #run: CaptureRun | null = null;
   #broken: string | null = null;
   #disposed: Promise<boolean> | null = null;
+  /** Where this context's traffic goes out (docs/proxies.md); null: the egress proxy itself. */
+  readonly lane: Lane | null;
+  /** Whether the context grants geolocation now (denied when made). */
+  #geolocation = false;
 
   private constructor(
     instance: BrowserInstance,
-    parts: { context: BrowserContext; page: Page; cdp: CDPSession },
+    parts: { context: BrowserContext; page: Page; cdp: CDPSession; lane: Lane | null },
     settings: CaptureSettings,
   ) {
     this.instance = instance;
+    this.lane = parts.lane;
     this.#context = parts.context;
     this.#page = parts.page;
     this.#cdp = parts.cdp;
@@ -86,7 +92,13 @@ export class CapturePage {
       logger: settings.logger,
     });
     this.#leftovers = new ContextReset(parts.page, parts.cdp);
-    this.#network = new NetworkWatch(parts.page, settings.checkNavigation, () => this.#run);
+    const check = settings.checkNavigation;
+    const how = { resolve: parts.lane?.remoteDns !== true };
+    this.#network = new NetworkWatch(
+      parts.page,
+      check && ((url: URL) => check(url, how)),
+      () => this.#run,
+    );
     this.#requests = new RequestInterception({
       page: parts.page,
       cdp: parts.cdp,
@@ -97,9 +109,20 @@ export class CapturePage {
     this.#emulation = new EmulationState(parts.cdp, parts.page);
   }
 
-  static async create(instance: BrowserInstance, settings: CaptureSettings): Promise<CapturePage> {
-    const parts = await instance.newContextPage();
-    const page = new CapturePage(instance, parts, settings);
+  /** A new context and its page; `lane`: its own way out, closed with it. */
+  static async create(
+    instance: BrowserInstance,
+    settings: CaptureSettings,
+    lane: Lane | null = null,
+  ): Promise<CapturePage> {
+    let parts: ContextPage;
+    try {
+      parts = await instance.newContextPage(lane?.url ?? null);
+    } catch (err) {
+      await lane?.close();
+      throw err;
+    }
+    const page = new CapturePage(instance, { ...parts, lane }, settings);
     try {
       await page.#setup();
     } catch (err) {
@@ -194,7 +217,7 @@ export class CapturePage {
     try {
       return await this.#capture(options, run);
     } catch (err) {
-      throw run.signal.aborted ? run.signal.reason : err;
+      throw proxyFailure(this.lane, run.signal.aborted ? run.signal.reason : err);
     } finally {
       signal.removeEventListener('abort', forward);
       this.#run = null;
@@ -212,6 +235,12 @@ export class CapturePage {
       // (Chromium 156: the next capture on the page came out transparent), so the page is
       // not used again: its context is closed after this capture.
       this.#leftovers.replaceInstead('transparent background');
+    }
+    this.lane?.takeFailure();
+    const granted = o.geolocation !== null;
+    if (granted !== this.#geolocation) {
+      await run.step(this.instance.setGeolocation(this.#context, granted));
+      this.#geolocation = granted;
     }
     await run.step(
       Promise.all([
@@ -292,8 +321,20 @@ export class CapturePage {
         false,
       ).catch(() => !this.instance.browser.connected);
       this.instance.pageClosed();
+      await this.lane?.close();
       return closed;
     })();
     return this.#disposed;
   }
+}
+
+/**
+ * A capture on a lane whose document could not be reached, or timed out, while its upstream
+ * proxy failed: the proxy's failure, named (502 `proxy_error`), not the target's.
+ */
+function proxyFailure(lane: Lane | null, err: unknown): unknown {
+  if (lane === null || !isAppError(err)) return err;
+  if (err.code !== 'target_unreachable' && err.code !== 'render_timeout') return err;
+  const failure = lane.takeFailure();
+  return failure === null ? err : new AppError('proxy_error', failure, { cause: err });
 }

@@ -36,6 +36,14 @@ export const NETWORK_QUIET_CAP_MS = 2_000;
  */
 export const NETWORK_QUIET_EARLY_MS = 15;
 
+/**
+ * How a navigation is checked: `resolve` false on a lane whose proxy resolves names itself
+ * (`remote_dns`: docs/proxies.md), where only what is known without DNS is judged here.
+ */
+export interface NavigationCheck {
+  resolve: boolean;
+}
+
 export interface CaptureSettings {
   /**
    * The render settings the page applies, as the config parses them (config/config.ts): the
@@ -48,7 +56,7 @@ export interface CaptureSettings {
   >;
   logger: Logger;
   /** Called for every main-frame document request (each redirect hop too); throws to refuse. */
-  checkNavigation?: (url: URL) => Promise<void>;
+  checkNavigation?: (url: URL, how: NavigationCheck) => Promise<void>;
   /** The shipped filter lists (`block_ads`, `block_trackers`); without them those are 500s. */
   filterLists?: FilterLists;
   /** The settle wait's cap (NETWORK_QUIET_CAP_MS); tests raise it to see a stuck request. */

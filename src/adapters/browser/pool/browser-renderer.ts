@@ -4,10 +4,12 @@
  * included) is checked against the same policy before it is followed.
  */
 
+import type { RenderSettings } from '../../../config/config.ts';
 import type { Logger } from '../../../lib/logger.ts';
 import type { EgressPolicy } from '../../egress/policy.ts';
 import { type EgressRefusal, startEgressProxy } from '../../egress/proxy.ts';
-import { checkTargetUrl } from '../../egress/url-check.ts';
+import { ProxyRoutes } from '../../egress/proxy-routes.ts';
+import { checkTargetUrl, screenTargetUrl } from '../../egress/url-check.ts';
 import { type ChromiumRenderSettings, createChromiumRenderer } from './chromium-renderer.ts';
 import { createLazyRenderer, type LazyRenderer } from './lazy-renderer.ts';
 
@@ -18,7 +20,7 @@ export interface BrowserRendererOptions {
    * Chromium's settings, as the config parses them (its render section); the proxy and the
    * navigation check are added here.
    */
-  render: ChromiumRenderSettings;
+  render: ChromiumRenderSettings & Pick<RenderSettings, 'proxies' | 'proxyTimeoutMs'>;
   /** Profiles, temp files and caches go under it. */
   dataDir: string;
   /** Told about every connection the proxy refused. */
@@ -28,11 +30,13 @@ export interface BrowserRendererOptions {
 
 export function createBrowserRenderer(options: BrowserRendererOptions): LazyRenderer {
   const { policy, logger } = options;
+  const routes = new ProxyRoutes(options.render.proxies);
   const onStartFailed = (err: unknown): void =>
     logger.error({ err: String(err) }, 'could not start the renderer');
   return createLazyRenderer({ onStartFailed }, async () => {
     const proxy = await startEgressProxy({
       policy,
+      proxyTimeoutMs: options.render.proxyTimeoutMs,
       ...(options.onRefused ? { onRefused: options.onRefused } : {}),
       logger,
     });
@@ -42,8 +46,10 @@ export function createBrowserRenderer(options: BrowserRendererOptions): LazyRend
         dataDir: options.dataDir,
         logger,
         proxyUrl: proxy.url,
-        checkNavigation: async (url) => {
-          await checkTargetUrl(policy, url);
+        lanes: { routes, open: (route) => proxy.openLane(route) },
+        checkNavigation: async (url, how) => {
+          if (how.resolve) await checkTargetUrl(policy, url);
+          else screenTargetUrl(policy, url);
         },
       });
       return {

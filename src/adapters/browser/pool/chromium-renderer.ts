@@ -20,6 +20,8 @@ import type {
 import { AppError, isAppError } from '../../../domain/errors.ts';
 import { noop, raceAbort } from '../../../lib/abort.ts';
 import type { Logger } from '../../../lib/logger.ts';
+import type { Lane, ProxyRoute } from '../../egress/proxy.ts';
+import type { ProxyRoutes } from '../../egress/proxy-routes.ts';
 import type { CapturePage, CaptureSettings } from '../page/capture-page.ts';
 import { NETWORK_QUIET_CAP_MS, startTimeout } from '../page/capture-run.ts';
 import { createFilterLists } from '../page/network/filter-lists.ts';
@@ -28,7 +30,7 @@ import type { BrowserInstance } from '../process/browser-instance.ts';
 import { OVERSIZED_ANSWER } from '../process/cdp-pipe.ts';
 import { findChromium, launchableBinary } from '../process/find-chromium.ts';
 import { BrowserSupervisor } from './browser-supervisor.ts';
-import { PagePool } from './page-pool.ts';
+import { type PageLane, PagePool, pageClient } from './page-pool.ts';
 import { RenderTimes } from './render-times.ts';
 import { MAX_TIMER_MS, SlotQueue } from './slot-queue.ts';
 
@@ -98,8 +100,14 @@ export interface ChromiumRendererOptions {
   logger: Logger;
   /** Egress proxy every connection of the page goes through (loopback included). */
   proxyUrl?: string;
+  /**
+   * The egress proxy's lanes, for captures through an upstream proxy (docs/proxies.md): the
+   * routes of the captures' choices, and a lane opened for a new context. None: such a
+   * capture is a 502 `proxy_error`.
+   */
+  lanes?: { routes: ProxyRoutes; open(route: ProxyRoute): Promise<Lane> };
   /** Called for each main-frame document request, redirects included; throws to refuse. */
-  checkNavigation?: (url: URL) => Promise<void>;
+  checkNavigation?: CaptureSettings['checkNavigation'];
   /** Changes to RENDERER_TUNING (tests). */
   tuning?: Partial<RendererTuning>;
 }
@@ -123,6 +131,7 @@ export class ChromiumRenderer implements Renderer {
   readonly #running = new Set<Running>();
   readonly #browsers: BrowserSupervisor;
   readonly #pool: PagePool;
+  readonly #lanes: ChromiumRendererOptions['lanes'];
   #captures = 0;
   #closing: Promise<void> | null = null;
   /** Aborted by close(): ends waits for pages and relaunch backoffs. */
@@ -132,6 +141,7 @@ export class ChromiumRenderer implements Renderer {
     const { render, logger } = options;
     const tuning: RendererTuning = { ...RENDERER_TUNING, ...options.tuning };
     this.#logger = logger;
+    this.#lanes = options.lanes;
     const settings: CaptureSettings = {
       render,
       logger,
@@ -215,11 +225,20 @@ export class ChromiumRenderer implements Renderer {
     control.signal?.addEventListener('abort', onAbort, { once: true });
     if (control.signal?.aborted) onAbort();
 
-    const taking = this.#pool.take(controller.signal, client.id);
+    // A capture through a proxy runs in a context of that route's, this client's only.
+    let lane: PageLane | null = null;
+    const taking = (async () => {
+      lane = this.#laneFor(options);
+      return this.#pool.take(controller.signal, client.id, lane);
+    })();
     let ok = false;
     try {
       running.page = await raceAbort(taking, controller.signal);
-      const output = await running.page.capture(options, controller.signal, client.id);
+      const output = await running.page.capture(
+        options,
+        controller.signal,
+        pageClient(client.id, lane),
+      );
       ok = true;
       this.#captures++;
       running.page.instance.captures++;
@@ -240,6 +259,17 @@ export class ChromiumRenderer implements Renderer {
         taking.then((late) => this.#pool.giveBack(late, true, false)).catch(noop);
       }
     }
+  }
+
+  /** The lane of a capture through a proxy; null: straight out through the egress proxy. */
+  #laneFor(options: RenderOptions): PageLane | null {
+    if (options.proxy === null) return null;
+    const lanes = this.#lanes;
+    if (lanes === undefined) {
+      throw new AppError('proxy_error', 'this renderer sends no capture through a proxy');
+    }
+    const { route, key } = lanes.routes.routeFor(options.proxy);
+    return { key, open: () => lanes.open(route) };
   }
 
   stats(): { inUse: number; queued: number; restarts: number; captures: number } {

@@ -14,6 +14,7 @@
  */
 import { ProtocolError } from 'puppeteer-core';
 import type { Logger } from '../../../lib/logger.ts';
+import type { Lane } from '../../egress/proxy.ts';
 import { CapturePage, type CaptureSettings } from '../page/capture-page.ts';
 import type { BrowserInstance } from '../process/browser-instance.ts';
 import type { BrowserSupervisor } from './browser-supervisor.ts';
@@ -25,6 +26,21 @@ const PAGE_CREATE_TIMEOUT_MS = 15_000;
  * taken (a reset takes tens of ms; this bounds a wedged one, whose own limit is 5 s).
  */
 const OWN_PAGE_WAIT_MS = 500;
+
+/**
+ * A capture's own way out (docs/proxies.md): its pages are made with a lane of the egress
+ * proxy, and serve only the client and route they were made for (their key).
+ */
+export interface PageLane {
+  /** The route's key (egress/proxy-routes.ts): never a proxy's URL. */
+  key: string;
+  /** A new lane for a new page's context. */
+  open(): Promise<Lane>;
+}
+
+/** Whom a page serves: the client, and on a lane the lane's route too. */
+export const pageClient = (client: string, lane: PageLane | null): string =>
+  lane === null ? client : `${client}\n${lane.key}`;
 
 export interface PagePoolOptions {
   settings: CaptureSettings;
@@ -116,7 +132,12 @@ export class PagePool {
    * A clean page on the current browser for `client`: its own idle page, a never-used spare, a
    * new page, a new page in place of another client's idle one, or the next one freed.
    */
-  async take(signal: AbortSignal, client: string): Promise<CapturePage> {
+  async take(
+    signal: AbortSignal,
+    taker: string,
+    lane: PageLane | null = null,
+  ): Promise<CapturePage> {
+    const client = pageClient(taker, lane);
     // Waiting for the client's own page being reset ends here at the latest.
     const ownWaitEnd = performance.now() + OWN_PAGE_WAIT_MS;
     for (;;) {
@@ -126,7 +147,8 @@ export class PagePool {
         void this.#discard(page);
       }
       const own = this.#idle.findLast((p) => p.client === client);
-      const spare = this.#idle.find((p) => p.client === null);
+      // A spare goes straight out: never for a capture through a proxy.
+      const spare = lane === null ? this.#idle.find((p) => p.client === null) : undefined;
       // A client holds up to two pages per capture it runs, so that one is reset while it
       // captures on the other: its first captures take spares (which prepareSpares replaces),
       // and after that it finds a page of its own ready. Past that, the client's page being
@@ -151,7 +173,7 @@ export class PagePool {
       }
       const made =
         this.#pages < this.#maxPages || this.#idle[0] !== undefined
-          ? await this.#makeRoomAndCreate(current)
+          ? await this.#makeRoomAndCreate(current, lane)
           : null;
       if (made !== null) {
         this.#taken.set(made, client);
@@ -162,10 +184,10 @@ export class PagePool {
   }
 
   /** A new page, in place of the longest idle page of other clients when the pool is full. */
-  #makeRoomAndCreate(current: BrowserInstance): Promise<CapturePage> {
+  #makeRoomAndCreate(current: BrowserInstance, lane: PageLane | null): Promise<CapturePage> {
     const other = this.#pages < this.#maxPages ? undefined : this.#idle[0];
     if (other) void this.#discard(other);
-    return this.#createPage(current);
+    return this.#createPage(current, lane);
   }
 
   /** Whether `client` holds fewer than two pages per capture it would then run. */
@@ -276,9 +298,10 @@ export class PagePool {
   }
 
   /** A new context + page, counted in #pages, bounded in time (a late one is closed). */
-  async #createPage(instance: BrowserInstance): Promise<CapturePage> {
+  async #createPage(instance: BrowserInstance, lane: PageLane | null = null): Promise<CapturePage> {
     this.#pages++;
-    const creating = CapturePage.create(instance, this.#settings);
+    const creating = (async () =>
+      CapturePage.create(instance, this.#settings, lane === null ? null : await lane.open()))();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Error('creating a page timed out');
     const timedOut = new Promise<never>((_, reject) => {

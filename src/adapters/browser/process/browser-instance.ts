@@ -327,7 +327,7 @@ export class BrowserInstance {
    * permission denied. Counts in `pages` from the start, so a browser is never retired under a
    * page being created; fails as soon as the browser goes away.
    */
-  async newContextPage(): Promise<ContextPage> {
+  async newContextPage(proxyServer: string | null = null): Promise<ContextPage> {
     this.pages++;
     // puppeteer may wait forever on a target of a browser that died meanwhile.
     let onGone = (): void => {};
@@ -336,7 +336,7 @@ export class BrowserInstance {
     });
     this.browser.once('disconnected', onGone);
     if (!this.browser.connected) onGone();
-    const creating = this.#newContextPage();
+    const creating = this.#newContextPage(proxyServer);
     try {
       return await Promise.race([creating, gone]);
     } catch (err) {
@@ -348,9 +348,12 @@ export class BrowserInstance {
     }
   }
 
-  async #newContextPage(): Promise<ContextPage> {
+  async #newContextPage(proxyServer: string | null): Promise<ContextPage> {
+    // A context of its own proxy server (a lane of the egress proxy: docs/proxies.md) still
+    // sends loopback through it, as the browser's own proxy setting does.
     const context = await this.browser.createBrowserContext({
       downloadBehavior: { policy: 'deny' },
+      ...(proxyServer === null ? {} : { proxyServer, proxyBypassList: ['<-loopback>'] }),
     });
     try {
       const session = this.#session;
@@ -391,6 +394,20 @@ export class BrowserInstance {
       RELIEVE_TIMEOUT_MS,
       undefined,
     );
+  }
+
+  /**
+   * Grants or denies (the default: DENIED_PERMISSIONS) geolocation to every origin of a
+   * context: a capture with `geolocation` has it granted, the next one without has it denied.
+   */
+  async setGeolocation(context: BrowserContext, granted: boolean): Promise<void> {
+    const session = this.#session;
+    if (!session || !context.id) throw new Error('the browser session is gone');
+    await session.send('Browser.setPermission', {
+      permission: { name: 'geolocation' },
+      setting: granted ? 'granted' : 'denied',
+      browserContextId: context.id,
+    });
   }
 
   /** Call once per page returned by newContextPage, after its context is closed. */

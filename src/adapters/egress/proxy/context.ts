@@ -1,6 +1,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from '../../../lib/logger.ts';
 import type { EgressPolicy } from '../policy.ts';
+import type { LaneState } from './lanes.ts';
 import type { EgressProxyOptions, EgressRefusal } from './types.ts';
 
 /**
@@ -12,6 +13,8 @@ export interface ProxyContext {
   readonly logger: Logger;
   readonly onRefused: ((info: EgressRefusal) => void) | undefined;
   readonly connectTimeoutMs: number;
+  /** An upstream proxy's connect and tunnel, at most (upstream-proxy.ts). */
+  readonly proxyTimeoutMs: number;
   readonly idleTimeoutMs: number;
   readonly maxConnections: number;
   /** Client connections open now (Chromium's side). */
@@ -24,6 +27,8 @@ export interface ProxyContext {
   ownPort: number;
   /** Set by close(): new connections and upstreams are refused from then on. */
   closing: boolean;
+  /** Client connections that came in on a lane (lanes.ts), with their lane. */
+  readonly lanes: WeakMap<Socket, LaneState>;
 }
 
 export function createProxyContext(options: EgressProxyOptions): ProxyContext {
@@ -32,6 +37,7 @@ export function createProxyContext(options: EgressProxyOptions): ProxyContext {
     logger: options.logger,
     onRefused: options.onRefused,
     connectTimeoutMs: options.connectTimeoutMs ?? 10_000,
+    proxyTimeoutMs: options.proxyTimeoutMs ?? 10_000,
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     maxConnections: options.maxConnections ?? 256,
     clients: new Set(),
@@ -40,6 +46,7 @@ export function createProxyContext(options: EgressProxyOptions): ProxyContext {
     refused: 0,
     ownPort: 0,
     closing: false,
+    lanes: new WeakMap(),
   };
 }
 

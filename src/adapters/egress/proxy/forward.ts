@@ -3,6 +3,7 @@ import { request as httpRequest } from 'node:http';
 import type { CheckedDestination } from '../policy.ts';
 import { type ProxyContext, tooBusy } from './context.ts';
 import { checkTarget } from './destination.ts';
+import { forwardVia, laneFor } from './lanes.ts';
 import { forwardableHeaders, parseAbsoluteTarget, targetPort } from './parse.ts';
 import { refuseRequest, sendText, UNREACHABLE } from './responses.ts';
 import { noLookup } from './upstream.ts';
@@ -22,6 +23,11 @@ export async function forwardRequest(
     return;
   }
   const port = targetPort(url);
+  const lane = laneFor(ctx, req.socket, url.hostname);
+  if (lane !== null) {
+    await forwardVia(ctx, lane, { req, res, url, port });
+    return;
+  }
   const verdict = await checkTarget(ctx, url.hostname, port);
   if (res.destroyed) return;
   if (ctx.closing) {

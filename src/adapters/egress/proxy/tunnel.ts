@@ -2,6 +2,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type ProxyContext, tooBusy } from './context.ts';
 import { checkTarget } from './destination.ts';
+import { laneFor, tunnelVia } from './lanes.ts';
 import { rawResponse, refuseSocket, UNREACHABLE } from './responses.ts';
 import { openUpstream } from './upstream.ts';
 
@@ -15,6 +16,8 @@ export async function openTunnel(
   socket: Duplex,
   target: { host: string; port: number; label: string },
 ): Promise<Socket | null> {
+  const lane = laneFor(ctx, socket, target.host);
+  if (lane !== null) return tunnelVia(ctx, lane, socket, target);
   const verdict = await checkTarget(ctx, target.host, target.port);
   if (socket.destroyed) return null;
   if (!verdict.ok) {

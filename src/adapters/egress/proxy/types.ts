@@ -1,5 +1,7 @@
 import type { Logger } from '../../../lib/logger.ts';
 import type { EgressPolicy } from '../policy.ts';
+import type { Lane } from './lanes.ts';
+import type { ProxyRoute } from './upstream-proxy.ts';
 
 export interface EgressRefusal {
   host: string;
@@ -17,6 +19,8 @@ export interface EgressProxyOptions {
   onRefused?: (info: EgressRefusal) => void;
   /** Upstream TCP connect timeout. Default 10 s. */
   connectTimeoutMs?: number;
+  /** An upstream proxy's connect and tunnel, at most (lanes). Default 10 s. */
+  proxyTimeoutMs?: number;
   /** A client or upstream socket idle this long is closed. Default 120 s. */
   idleTimeoutMs?: number;
   /** Concurrent client connections, and concurrent upstream connections. Default 256. */
@@ -39,6 +43,11 @@ export interface EgressProxy {
   readonly url: string;
   readonly port: number;
   stats(): EgressStats;
+  /**
+   * A lane out through `route` (lanes.ts): a listener of its own, for one browser context's
+   * proxy server. Closed by its owner, or with the proxy.
+   */
+  openLane(route: ProxyRoute): Promise<Lane>;
   /** Stops listening and destroys every open client and upstream socket. */
   close(): Promise<void>;
 }

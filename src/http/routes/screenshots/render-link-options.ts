@@ -1,6 +1,7 @@
 import type { TSchema } from 'typebox';
 import { BOUNDS } from '../../../domain/bounds.ts';
 import { CaptureRequest } from '../../../domain/captures/capture-options.ts';
+import { isProxyUrl } from '../../../domain/captures/proxy-url.ts';
 import { AppError } from '../../../domain/errors.ts';
 import { LINK_PARAMS } from '../../../domain/keys/authenticate-link.ts';
 import type { QueryPair } from '../../../lib/signed-query.ts';
@@ -45,6 +46,14 @@ export function linkOptions(pairs: readonly QueryPair[]): Record<string, unknown
     const why = NOT_IN_LINKS[name];
     if (why !== undefined) {
       throw new AppError('invalid_request', `${name} is not allowed in a render link (${why})`);
+    }
+    // An operator proxy's id is fine; the caller's own proxy URL holds its credentials, which
+    // whoever holds the link would see.
+    if (name === 'proxy' && isProxyUrl(value)) {
+      throw new AppError(
+        'invalid_request',
+        "proxy is not allowed in a render link as a URL (its credentials would be in the link); name an operator proxy's id",
+      );
     }
     const schema = properties[name] as { type?: unknown; items?: { type?: unknown } } | undefined;
     if (schema?.type === 'array') {

@@ -60,7 +60,7 @@ export function registerRenderLink(app: App, deps: RouteDeps): void {
         description:
           'For `<img src>` in pages and emails. The capture options are query parameters ' +
           "with the body's names and rules (a list is repeated parameters; clip, headers, " +
-          'cookies, http_auth, response_type, metadata, content, async, webhook_url, fresh, html, ' +
+          'cookies, http_auth, a proxy URL, response_type, metadata, content, async, webhook_url, fresh, html, ' +
           'markdown and base_url are not ' +
           'allowed; cache_ttl is at least 60), plus `key_id`, ' +
           '`expires` (Unix seconds, at most 7 days ahead) and `signature`: lowercase hex ' +

@@ -105,6 +105,12 @@ export class NetworkWatch {
       run.fail(new AppError('url_not_allowed', `the target is not allowed: ${refused}`));
       return;
     }
+    const proxyFailure = headers['x-egress-proxy-error'];
+    if (proxyFailure !== undefined && response.status() === 502) {
+      // The upstream proxy of the capture's lane failed (docs/proxies.md).
+      run.fail(new AppError('proxy_error', proxyFailure.slice(0, 200)));
+      return;
+    }
     if (headers['x-egress-error'] === 'unreachable' && response.status() === 502) {
       // The proxy's own 502 (it could not connect), not a page of the target.
       const host = new URL(response.url()).host;

@@ -21,6 +21,7 @@ const STANDING = new Set<string>([
   'Emulation.setLocaleOverride',
   'Emulation.setTimezoneOverride',
   'Emulation.setTouchEmulationEnabled',
+  'Emulation.setGeolocationOverride',
   'Page.setBypassCSP',
 ]);
 

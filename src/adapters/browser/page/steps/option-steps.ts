@@ -368,6 +368,17 @@ export const OPTION_STEPS = {
   markdown: {}, // rendered into html
   base_url: {}, // resolved into url
   content: { readBy: ['content'] },
+  // Which context the capture runs in, and where its traffic goes (page-pool.ts, lanes).
+  proxy: {},
+  proxy_country: {},
+  // The position; the permission is the context's (capture-page.ts, geolocation).
+  geolocation: {
+    emulate: (cdp, o) =>
+      cdp.send(
+        'Emulation.setGeolocationOverride',
+        o.geolocation === null ? {} : { ...o.geolocation },
+      ),
+  },
 } satisfies Record<CaptureOptionName, OptionStep>;
 
 /**
