@@ -51,13 +51,16 @@ import {
 } from '../src/adapters/browser/process/proc.ts';
 import { createEgress } from '../src/adapters/egress/guard.ts';
 import { defaultRenderConcurrency } from '../src/config/config.ts';
+import type { OperatorProxy } from '../src/config/proxies-file.ts';
 import { resolveCaptureOptions } from '../src/domain/captures/capture-options.ts';
+import { parseProxyUrl } from '../src/domain/captures/proxy-url.ts';
 import type { ImageFormat, Renderer, RenderOptions } from '../src/domain/captures/renderer.ts';
 import { DEFAULT_PLANS } from '../src/domain/plans.ts';
 import { silentLogger } from '../src/lib/logger.ts';
 import { newApiKey } from '../test/helpers/accounts.ts';
 import { startApp, type TestApp } from '../test/helpers/app.ts';
 import { longDataDir, removeDataDir } from '../test/helpers/data-dir.ts';
+import { startHttpProxy, type TestProxy } from '../test/helpers/proxies.ts';
 import { renderSettings } from '../test/helpers/render-settings.ts';
 import { launchBaselineBrowser } from './fixtures/baseline-browser.ts';
 import { type BenchSites, REALISTIC_HEIGHT, startBenchSites } from './fixtures/site.ts';
@@ -229,6 +232,8 @@ export interface CaptureBenchResult {
   resize: ResizeRow[];
   /** The realistic page by its URL and as `html` (its own document). */
   documents: ResizeRow[];
+  /** The realistic page direct and through a local HTTP proxy (docs/proxies.md). */
+  proxied?: ResizeRow[];
   viewport: typeof VIEWPORT;
   slots: number;
   plan: Plan;
@@ -543,6 +548,27 @@ async function cpuTable(
   });
 }
 
+/** A capture through a local proxy costs at most this much CPU of the same capture direct. */
+const PROXY_CPU_TARGET = 1.15;
+
+/** The proxy table's variants: straight out, then through the bench's operator proxy. */
+const PROXY_VARIANTS: ReadonlyArray<readonly [string, Partial<RenderOptions>]> = [
+  ['direct', {}],
+  ['through a local HTTP proxy', { proxy: { kind: 'operator', id: 'bench' } }],
+];
+
+/** The bench's operator proxy (PROXIES_FILE's shape, parsed). */
+function benchProxy(url: string): OperatorProxy {
+  return {
+    id: 'bench',
+    address: parseProxyUrl(url, 'url'),
+    countries: [],
+    bypass: [],
+    remoteDns: false,
+    ca: null,
+  };
+}
+
 /** An html capture of a page's document costs at most this much CPU of the URL capture's. */
 const DOCUMENT_CPU_TARGET = 1;
 
@@ -814,15 +840,23 @@ export async function runCaptureBench(
   let renderer: Renderer | undefined;
   let browser: Browser | undefined;
   let app: TestApp | undefined;
+  let upstream: TestProxy | undefined;
   try {
     sites = await startBenchSites(HOSTS);
+    // A local HTTP proxy with Basic auth for the proxy table: an operator proxy of the renderer.
+    upstream = await startHttpProxy({ auth: { username: 'bench', password: 'bench' } });
     const urls = sites.urls;
     // The renderer as the service builds it: egress proxy, navigation checks, the fixture
     // servers allowlisted (they are on loopback).
     const egress = createEgress({ allowlist: sites.hostPorts.join(','), selfPorts: [] });
     const lazy = createBrowserRenderer({
       policy: egress.pagePolicy,
-      render: renderSettings({ concurrency: SLOTS, queueSize: 100, maxPageHeight: 16_384 }),
+      render: renderSettings({
+        concurrency: SLOTS,
+        queueSize: 100,
+        maxPageHeight: 16_384,
+        proxies: [benchProxy(upstream.url)],
+      }),
       dataDir,
       logger: silentLogger,
     });
@@ -1027,6 +1061,26 @@ export async function runCaptureBench(
       beside: `p50 ${f0(documents[1]?.stats.medianMs ?? Number.NaN)} ms vs ${f0(documents[0]?.stats.medianMs ?? Number.NaN)} ms`,
     });
 
+    log('capture: through a proxy');
+    const proxied = await cpuTable(
+      renderer,
+      urls.realistic[0] as string,
+      dataDir,
+      plan,
+      failures,
+      log,
+      { name: 'proxy', variants: PROXY_VARIANTS },
+    );
+    const viaProxy = proxied[1]?.vsFull ?? Number.NaN;
+    targets.push({
+      name: 'realistic: capture through a local proxy / direct (CPU per capture)',
+      value: viaProxy,
+      threshold: PROXY_CPU_TARGET,
+      met: viaProxy <= PROXY_CPU_TARGET,
+      atMost: true,
+      beside: `p50 ${f0(proxied[1]?.stats.medianMs ?? Number.NaN)} ms vs ${f0(proxied[0]?.stats.medianMs ?? Number.NaN)} ms`,
+    });
+
     // The full service beside the floor, interleaved. Its own renderer (another Chromium)
     // runs only in this phase; the bench renderer is closed first, so both do not compete.
     await renderer.close();
@@ -1110,6 +1164,7 @@ export async function runCaptureBench(
       blocking,
       resize,
       documents,
+      proxied,
       targets,
       soak,
       failedCaptures: failures.count,
@@ -1122,6 +1177,7 @@ export async function runCaptureBench(
       await step?.().catch((err: unknown) => log(`capture: ${what}: ${String(err)}`));
     };
     await quietly('closing the app', app && (() => (app as TestApp).close()));
+    await quietly('closing the proxy', upstream && (() => (upstream as TestProxy).close()));
     await quietly('closing the baseline browser', browser && (() => (browser as Browser).close()));
     await quietly('closing the renderer', renderer && (() => (renderer as Renderer).close()));
     await quietly('closing the sites', sites && (() => (sites as BenchSites).close()));
@@ -1311,6 +1367,24 @@ export function captureMarkdown(r: CaptureBenchResult): string {
     lines.push(
       `| ${row.variant} | ${row.stats.captures} | ${f1(row.stats.medianMs)} | ${f1(row.cpuMs)} | ` +
         `${row.variant === 'url' ? 'baseline' : `${f2(row.vsFull)}x`} |`,
+    );
+  }
+  lines.push(
+    '',
+    '### Through a proxy (realistic page, 1280x800 PNG viewport, two at a time)',
+    '',
+    'The realistic page straight out, and through a local HTTP proxy with Basic ' +
+      'authentication (an operator proxy: its own context and egress lane, every request ' +
+      'absolute-form through it; the proxy runs in this process, so its CPU is counted). CPU ' +
+      'as in the table above, against the direct capture of the same round.',
+    '',
+    '| Variant | Captures | p50 ms | CPU ms per capture | CPU / direct |',
+    '|---|---|---|---|---|',
+  );
+  for (const row of r.proxied ?? []) {
+    lines.push(
+      `| ${row.variant} | ${row.stats.captures} | ${f1(row.stats.medianMs)} | ${f1(row.cpuMs)} | ` +
+        `${row.variant === 'direct' ? 'baseline' : `${f2(row.vsFull)}x`} |`,
     );
   }
   lines.push(

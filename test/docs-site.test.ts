@@ -78,6 +78,7 @@ describe('documentation site', () => {
       'capture_screenshot',
       'capture_element',
       'list_devices',
+      'list_proxies',
       'get_usage',
       'create_monitor',
       'list_monitor_changes',

@@ -15,6 +15,15 @@ import { account, type TestPlan } from '../helpers/accounts.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, startSite } from '../helpers/fixtures.ts';
 import { type Ran, runProcess } from '../helpers/subprocess.ts';
+import {
+  LOCATED_PAGE,
+  LOCATED_TITLE,
+  LOCKED_PROXY_ID,
+  type OperatorProxies,
+  operatorProxies,
+  PROXY_COUNTRY,
+  PROXY_ID,
+} from './proxy-fixtures.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const CLI = path.join(ROOT, 'packages', 'client', 'src', 'cli.ts');
@@ -41,17 +50,20 @@ describe('shotsmith CLI', () => {
   let t: TestApp;
   let site: FixtureSite;
   let dir: string;
+  let proxies: OperatorProxies;
   before(async () => {
     site = await startSite({
       '/': page('<h1 style="font:40px sans-serif">cli</h1>'),
       '/titled': page('<p>titled</p>', `<title>${TITLE}</title>`),
+      '/located': LOCATED_PAGE,
       '/dot.png': (_req, res) => {
         res.writeHead(404).end();
       },
     });
+    proxies = await operatorProxies();
     t = await startApp({
       db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: site.hostPort },
+      env: { EGRESS_ALLOWLIST: site.hostPort, PROXIES_FILE: proxies.file },
       plans: { free: { rate_per_minute: 1000, monthly_quota: 6 }, pro: { rate_per_minute: 1000 } },
     });
     dir = await mkdtemp(path.join(tmpdir(), 'shotsmith-cli-'));
@@ -59,6 +71,7 @@ describe('shotsmith CLI', () => {
   after(async () => {
     await t?.close();
     await site?.close();
+    await proxies?.close();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -68,6 +81,7 @@ describe('shotsmith CLI', () => {
     return { ...a, env: { SHOTSMITH_API_KEY: a.key, SHOTSMITH_URL: t.url } };
   };
   const small = ['--width', '320', '--height', '200'];
+  const located = ['--wait-for-selector', '#located', '--metadata', '--json'];
 
   it('captures to a file, prints JSON, reads usage', async () => {
     const { env } = await withEnv();
@@ -136,6 +150,90 @@ describe('shotsmith CLI', () => {
     assert.match(queued.stderr, /^succeeded job_\w+$/m);
     assert.equal((JSON.parse(queued.stdout) as { status: string }).status, 'succeeded');
     assert.equal(imageSize(await readFile(file)).width, 320);
+  });
+
+  it('goes out through a proxy, tells the page where it is, and says what is wrong (Pro)', async () => {
+    const { env } = await withEnv('pro');
+    const url = `${site.origin}/located?cli`;
+    const ran = await cli(
+      [
+        'capture',
+        url,
+        ...small,
+        '--proxy',
+        PROXY_ID,
+        '--geolocation',
+        '52.52,13.405,25',
+        ...located,
+      ],
+      env,
+    );
+    assert.equal(ran.code, 0, ran.stderr);
+    const title = (r: Ran) =>
+      (JSON.parse(r.stdout) as { metadata: { title: string } }).metadata.title;
+    assert.equal(title(ran), LOCATED_TITLE);
+    assert.ok(proxies.carried(url), 'the page came through the proxy');
+    // A country instead of an id; the position as JSON, its accuracy the service's default.
+    const country = `${site.origin}/located?cli-country`;
+    const json = await cli(
+      [
+        'capture',
+        country,
+        ...small,
+        '--proxy-country',
+        PROXY_COUNTRY,
+        '--geolocation={"latitude":-33.9,"longitude":18.4}',
+        ...located,
+      ],
+      env,
+    );
+    assert.equal(json.code, 0, json.stderr);
+    assert.equal(title(json), '-33.9,18.4,100');
+    assert.ok(proxies.carried(country), "the country's proxy carried it");
+
+    // A failing proxy is the service failing: exit 6, with the code.
+    const locked = await cli(
+      ['capture', `${site.origin}/?locked`, '--proxy', LOCKED_PROXY_ID],
+      env,
+    );
+    assert.equal(locked.code, 6, locked.stderr);
+    assert.match(locked.stderr, /proxy authentication failed \[502 proxy_error\]/);
+    const both = await cli(
+      ['capture', url, '--proxy', PROXY_ID, '--proxy-country', PROXY_COUNTRY],
+      env,
+    );
+    assert.equal(both.code, 5, both.stderr);
+    assert.match(both.stderr, /proxy and proxy_country cannot be used together/);
+    const free = await cli(
+      ['capture', url, '--proxy-country', PROXY_COUNTRY],
+      (await withEnv()).env,
+    );
+    assert.equal(free.code, 5, free.stderr);
+    assert.match(free.stderr, /\[400 plan_restriction\]/);
+
+    // A position the command line can read is checked before anything is sent.
+    const sent = proxies.proxy.records.length;
+    const form =
+      '--geolocation takes LAT,LON[,ACCURACY] (degrees, degrees, metres), e.g. 52.52,13.405';
+    for (const [value, message] of [
+      ['52.52', `${form}, not "52.52"`],
+      ['north,east', `${form}, not "north,east"`],
+      ['1,2,3,4', `${form}, not "1,2,3,4"`],
+      ['52.52,,3', `${form}, not "52.52,,3"`],
+      ['91,0', '--geolocation: the latitude is from -90 to 90, not 91'],
+      ['0,-180.5', '--geolocation: the longitude is from -180 to 180, not -180.5'],
+      ['0,0,-5', '--geolocation: the accuracy is metres, 0 or more, not -5'],
+      ['{"latitude":', `--geolocation takes JSON, e.g. --geolocation '{"...": ...}'`],
+    ] as const) {
+      const refused = await cli(['capture', url, '--proxy', PROXY_ID, '--geolocation', value], env);
+      assert.equal(refused.code, 2, `${value}: ${refused.stderr}`);
+      assert.equal(refused.stderr, `shotsmith: ${message}\n`, value);
+    }
+    assert.equal(proxies.proxy.records.length, sent, 'no capture was asked for');
+    const help = await cli(['help'], env);
+    assert.match(help.stdout, /--proxy-country +string +Go out through an operator proxy/);
+    assert.match(help.stdout, /--geolocation +object +The position the page's Geolocation API/);
+    assert.match(help.stdout, /--geolocation also takes LAT,LON\[,ACCURACY\]/);
   });
 
   it('captures an HTML file and Markdown from stdin, and says what is wrong with them', async () => {
@@ -271,6 +369,21 @@ describe('shotsmith CLI', () => {
     const noSecret = await cli(['link', `${site.origin}/`, '--key-id', String(a.keyId)], a.env);
     assert.equal(noSecret.code, 2);
     assert.match(noSecret.stderr, /SHOTSMITH_SIGNING_SECRET/);
+    // A proxy's id rides in the link; its URL (credentials and all) and a position do not.
+    const signed = { ...a.env, SHOTSMITH_SIGNING_SECRET: a.signingSecret };
+    const keyed = ['--key-id', String(a.keyId)];
+    const viaId = await cli(['link', `${site.origin}/`, ...keyed, '--proxy', PROXY_ID], signed);
+    assert.equal(viaId.code, 0, viaId.stderr);
+    assert.equal(new URL(viaId.stdout.trim()).searchParams.get('proxy'), PROXY_ID);
+    for (const [flag, value, message] of [
+      ['--proxy', 'socks5://u:secret@proxy.example.net:1080', /--proxy in a render link names/],
+      ['--geolocation', '52.52,13.405', /--geolocation is an object/],
+    ] as const) {
+      const refused = await cli(['link', `${site.origin}/`, ...keyed, flag, value], signed);
+      assert.equal(refused.code, 2, refused.stderr);
+      assert.match(refused.stderr, message);
+      assert.equal(refused.stdout, '', 'no link printed');
+    }
   });
 
   it('says what is wrong, with an exit code for each kind of failure', async () => {

@@ -21,6 +21,17 @@ import { account, type TestPlan } from '../helpers/accounts.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
+import {
+  GEOLOCATION,
+  LOCATED_PAGE,
+  LOCATED_TITLE,
+  LOCKED_PROXY_ID,
+  type OperatorProxies,
+  operatorProxies,
+  PROXY_COUNTRY,
+  PROXY_ID,
+  PROXY_LISTING,
+} from './proxy-fixtures.ts';
 
 /** The refusal a call ends in (the test fails if it succeeds). */
 async function refusal(call: Promise<unknown>): Promise<ShotsmithError> {
@@ -37,10 +48,12 @@ describe('client library against the service', () => {
   let t: TestApp;
   let site: FixtureSite;
   let hooks: WebhookReceiver;
+  let proxies: OperatorProxies;
   const held: Array<() => void> = [];
   before(async () => {
     site = await startSite({
       '/': page('<h1 style="font:40px sans-serif">client</h1>'),
+      '/located': LOCATED_PAGE,
       '/hold': (_req, res) =>
         new Promise<void>((resolve) => {
           held.push(() => {
@@ -50,12 +63,14 @@ describe('client library against the service', () => {
         }),
     });
     hooks = await startWebhookReceiver();
+    proxies = await operatorProxies();
     t = await startApp({
       db: 'sqlite',
       env: {
         EGRESS_ALLOWLIST: `${site.hostPort},${hooks.hostPort}`,
         RENDER_CONCURRENCY: '1',
         RENDER_QUEUE: '0',
+        PROXIES_FILE: proxies.file,
       },
       plans: { free: { rate_per_minute: 3, monthly_quota: 4 }, pro: { rate_per_minute: 1000 } },
     });
@@ -65,6 +80,7 @@ describe('client library against the service', () => {
     await t?.close();
     await site?.close();
     await hooks?.close();
+    await proxies?.close();
   });
 
   /** A new account with a key (accounts.ts), and a client with that key. */
@@ -93,6 +109,72 @@ describe('client library against the service', () => {
     assert.deepEqual([usage.plan, usage.used, usage.limit], ['free', 2, 4]);
     assert.ok((await api.plans()).data.some((p) => p.name === 'pro'));
     assert.ok((await api.devices()).data.length >= 20);
+  });
+
+  it('lists the proxies, and captures through one where the page is told it is (Pro)', async () => {
+    const sent: Array<Record<string, unknown>> = [];
+    const { key } = await withClient('pro');
+    const api = new Shotsmith({
+      apiKey: key,
+      baseUrl: t.url,
+      fetch: (input, init) => {
+        if (typeof init?.body === 'string') sent.push(JSON.parse(init.body));
+        return fetch(input, init);
+      },
+    });
+    assert.deepEqual(await api.proxies(), PROXY_LISTING);
+
+    const url = `${site.origin}/located?client`;
+    const located = await api.capture({
+      url,
+      width: 320,
+      height: 200,
+      proxy: PROXY_ID,
+      geolocation: GEOLOCATION,
+      wait_for_selector: '#located',
+      metadata: true,
+    });
+    assert.deepEqual(sent.at(-1), {
+      url,
+      width: 320,
+      height: 200,
+      proxy: PROXY_ID,
+      geolocation: GEOLOCATION,
+      wait_for_selector: '#located',
+      metadata: true,
+    });
+    assert.equal(located.metadata?.title, LOCATED_TITLE, 'the page read the position given');
+    assert.ok(proxies.carried(url), 'the page came through the proxy');
+
+    const country = `${site.origin}/located?client-country`;
+    const image = await api.captureImage({
+      url: country,
+      width: 320,
+      height: 200,
+      proxy_country: PROXY_COUNTRY,
+    });
+    assert.equal(sent.at(-1)?.proxy_country, PROXY_COUNTRY);
+    assert.equal(image.contentType, 'image/png');
+    assert.ok(proxies.carried(country), "the country's proxy carried it");
+
+    // A proxy that fails is a 502 proxy_error; its message never holds the credentials.
+    const failed = await refusal(
+      api.capture({ url: `${site.origin}/?locked`, proxy: LOCKED_PROXY_ID }),
+    );
+    assert.deepEqual(
+      [failed.status, failed.code, failed.message],
+      [502, 'proxy_error', 'proxy authentication failed'],
+    );
+    const both = await refusal(api.capture({ url, proxy: PROXY_ID, proxy_country: PROXY_COUNTRY }));
+    assert.deepEqual([both.status, both.code], [400, 'invalid_request']);
+
+    // Free: the listing reads, the option is refused by the plan.
+    const free = await withClient('free');
+    assert.deepEqual(await free.api.proxies(), PROXY_LISTING);
+    const plan = await refusal(free.api.capture({ url, proxy: PROXY_ID }));
+    assert.deepEqual([plan.status, plan.code], [400, 'plan_restriction']);
+    const nobody = new Shotsmith({ apiKey: 'sk_live_nope', baseUrl: t.url });
+    assert.equal((await refusal(nobody.proxies())).status, 401);
   });
 
   it('turns refusals into typed errors with the spec fields', async () => {
@@ -335,6 +417,23 @@ describe('client library against the service', () => {
       ['key_id', '7'],
       ['expires', '1767225600'],
     ];
+    // An operator proxy's id rides in a link; a proxy URL (credentials and all) never does.
+    const viaProxy = new URL(
+      await api.renderLink({
+        keyId,
+        signingSecret,
+        options: { url: 'https://e.com', proxy: 'de-1' },
+      }),
+    );
+    assert.equal(viaProxy.searchParams.get('proxy'), 'de-1');
+    await assert.rejects(
+      api.renderLink({
+        keyId,
+        signingSecret,
+        options: { url: 'https://e.com', proxy: 'socks5://user:pw@proxy.example.net:1080' },
+      }),
+      /proxy is a URL, and a render link cannot carry one/,
+    );
     assert.equal(clientCanonical(pairs), canonicalQuery(pairs));
     assert.equal(await clientSign(signingSecret, pairs), signQuery(signingSecret, pairs));
     await assert.rejects(

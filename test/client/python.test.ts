@@ -1,6 +1,7 @@
 /**
  * The Python client (packages/python) against a real running service: this starts the
- * service, a fixture site, a Free and a Pro account, and runs the client's unittest suite
+ * service (its PROXIES_FILE naming loopback proxies, proxy-fixtures.ts), a fixture site, a
+ * Free and a Pro account, and runs the client's unittest suite
  * (`python3 -m unittest discover -s packages/python/tests -v`) as a child process with their
  * addresses and keys in SHOTSMITH_TEST_* variables. The suite's service-backed tests refuse to
  * skip when SHOTSMITH_TEST_REQUIRE is set, so a missing variable is a failure here, as is any
@@ -16,6 +17,15 @@ import { account } from '../helpers/accounts.ts';
 import { freePort, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { runProcess } from '../helpers/subprocess.ts';
+import {
+  LOCATED_PAGE,
+  LOCKED_PROXY_ID,
+  type OperatorProxies,
+  operatorProxies,
+  PROXY_COUNTRY,
+  PROXY_ID,
+  PROXY_LISTING,
+} from './proxy-fixtures.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** The whole Python run (a wheel build, a dozen captures, a batch, a webhook, a monitor run). */
@@ -25,21 +35,28 @@ describe('Python client', () => {
   let t: TestApp;
   let site: FixtureSite;
   let hookPort: number;
+  let proxies: OperatorProxies;
   before(async () => {
     site = await startSite({
       '/': page('<h1 style="font:40px sans-serif">python</h1>'),
+      '/located': LOCATED_PAGE,
     });
+    proxies = await operatorProxies();
     // The Python suite's webhook receiver listens here; the service may deliver to it.
     hookPort = await freePort();
     t = await startApp({
       db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: `${site.hostPort},127.0.0.1:${hookPort}` },
+      env: {
+        EGRESS_ALLOWLIST: `${site.hostPort},127.0.0.1:${hookPort}`,
+        PROXIES_FILE: proxies.file,
+      },
       plans: { free: { rate_per_minute: 1000, monthly_quota: 50 }, pro: { rate_per_minute: 1000 } },
     });
   });
   after(async () => {
     await t?.close();
     await site?.close();
+    await proxies?.close();
   });
 
   it('passes its unittest suite against the service', async () => {
@@ -99,6 +116,10 @@ describe('Python client', () => {
           SHOTSMITH_TEST_WEBHOOK_SECRET: webhookSecret,
           SHOTSMITH_TEST_HOOK_PORT: String(hookPort),
           SHOTSMITH_TEST_VECTORS: JSON.stringify(vectors),
+          SHOTSMITH_TEST_PROXIES: JSON.stringify(PROXY_LISTING),
+          SHOTSMITH_TEST_PROXY_ID: PROXY_ID,
+          SHOTSMITH_TEST_PROXY_COUNTRY: PROXY_COUNTRY,
+          SHOTSMITH_TEST_LOCKED_PROXY_ID: LOCKED_PROXY_ID,
         },
         timeoutMs: PYTHON_TIMEOUT_MS,
       },
@@ -110,5 +131,9 @@ describe('Python client', () => {
     assert.doesNotMatch(ran.stderr, /skipped/, output);
     const count = Number(/Ran (\d+) tests? in/.exec(ran.stderr)?.[1]);
     assert.ok(count >= 20, `only ${count} Python tests ran\n${output}`);
+    // The Python captures that named the proxy, or its country, went through it.
+    for (const query of ['python-proxy', 'python-country']) {
+      assert.ok(proxies.carried(`${site.origin}/located?${query}`), query);
+    }
   });
 });

@@ -174,6 +174,19 @@ describe('dashboard (browser)', () => {
     );
     await page.getByLabel('Locale').fill('');
     await page.getByLabel('Print style sheets (media type print)').uncheck();
+    // A position takes both coordinates; proxies are Pro, so Free has no field for them.
+    await page.getByLabel('Latitude').fill('52.52');
+    assert.deepEqual(await bodyOf(), body, 'a latitude alone is no position');
+    await page.getByLabel('Longitude').fill('13.405');
+    assert.deepEqual(await bodyOf(), {
+      ...body,
+      geolocation: { latitude: 52.52, longitude: 13.405 },
+    });
+    await page.getByLabel('Latitude').fill('91');
+    assert.deepEqual(await bodyOf(), body, 'a latitude past the pole is no position');
+    await page.getByLabel('Latitude').fill('');
+    await page.getByLabel('Longitude').fill('');
+    assert.equal(await page.getByLabel('Proxy', { exact: true }).count(), 0);
     await page.getByText('Page actions').click();
     await page.getByLabel('Click (selector)').fill('#accept');
     await page.getByLabel('Fail when the page answers 4xx or 5xx').check();
@@ -385,6 +398,15 @@ describe('dashboard (browser)', () => {
     await page.getByLabel('API key').fill(apiKey);
     await page.getByLabel('Page URL').fill(`${site.origin}/pro`);
     // Pro shows its own options.
+    await page.getByText('Page context').click();
+    await page.getByLabel('Proxy', { exact: true }).fill(' de-1 ');
+    await page.getByLabel('Proxy country').fill('de');
+    const curl = await page.getByLabel('The request as a curl command').innerText();
+    const withProxy = JSON.parse(curl.slice(curl.indexOf("-d '") + 4, curl.lastIndexOf("'")));
+    assert.deepEqual([withProxy.proxy, withProxy.proxy_country], ['de-1', 'de']);
+    // This service has no proxies: the capture below goes out directly.
+    await page.getByLabel('Proxy', { exact: true }).fill('');
+    await page.getByLabel('Proxy country').fill('');
     await page.getByLabel('Device scale').selectOption('2');
     await page.getByRole('button', { name: 'Run capture' }).click();
     await page.getByRole('img', { name: /^Capture result, 2560×1600 PNG/ }).waitFor({

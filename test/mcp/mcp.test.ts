@@ -15,6 +15,17 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PNG } from 'pngjs';
 import { Shotsmith } from '../../packages/client/src/index.ts';
+import {
+  GEOLOCATION,
+  LOCATED_PAGE,
+  LOCATED_TITLE,
+  LOCKED_PROXY_ID,
+  type OperatorProxies,
+  operatorProxies,
+  PROXY_COUNTRY,
+  PROXY_ID,
+  PROXY_LISTING,
+} from '../client/proxy-fixtures.ts';
 import { account, type TestPlan } from '../helpers/accounts.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import {
@@ -59,16 +70,19 @@ describe('MCP server over stdio against the service', () => {
   let site: FixtureSite;
   const box = new ColourBox();
   const host = mcpHost();
+  let proxies: OperatorProxies;
   before(async () => {
     site = await startSite({
       '/': page(
         `<div style="height:100vh;background:rgb(${BACKGROUND.join(',')})"><div id="box" style="position:absolute;left:40px;top:30px;width:300px;height:120px;background:rgb(${BOX.join(',')})"></div></div>`,
       ),
       '/watched': box.handler,
+      '/located': LOCATED_PAGE,
     });
+    proxies = await operatorProxies();
     t = await startApp({
       db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: site.hostPort },
+      env: { EGRESS_ALLOWLIST: site.hostPort, PROXIES_FILE: proxies.file },
       plans: {
         free: { rate_per_minute: 1000, monthly_quota: 50 },
         pro: { rate_per_minute: 1000, max_monitors: 3 },
@@ -79,6 +93,7 @@ describe('MCP server over stdio against the service', () => {
     await host.close();
     await t?.close();
     await site?.close();
+    await proxies?.close();
   });
 
   /** A new account with a key (accounts.ts), and the MCP server's environment for that key. */
@@ -101,6 +116,7 @@ describe('MCP server over stdio against the service', () => {
       'get_usage',
       'list_devices',
       'list_monitor_changes',
+      'list_proxies',
     ]);
     const openapi = JSON.parse(await readFile(path.join(ROOT, 'openapi.json'), 'utf8'));
     const body = openapi.paths['/v1/screenshots'].post.requestBody.content['application/json']
@@ -207,6 +223,53 @@ describe('MCP server over stdio against the service', () => {
     assert.ok(devices.every((d) => typeof d.width === 'number' && !('user_agent' in d)));
     const usage = facts(await call(client, 'get_usage'));
     assert.deepEqual([usage.plan, usage.used, usage.limit], ['free', 0, 50]);
+  });
+
+  it('lists the proxies, and captures through one where the page is told it is (Pro)', async () => {
+    const client = await connect((await withEnv('pro')).env);
+    const { tools } = await client.listTools();
+    const listing = tools.find((tool) => tool.name === 'list_proxies');
+    assert.equal(listing?.annotations?.readOnlyHint, true);
+    assert.deepEqual(facts(await call(client, 'list_proxies')), PROXY_LISTING.data);
+
+    const url = `${site.origin}/located?mcp`;
+    const result = await call(client, 'capture_screenshot', {
+      url,
+      width: 400,
+      height: 300,
+      proxy: PROXY_ID,
+      geolocation: GEOLOCATION,
+      wait_for_selector: '#located',
+      metadata: true,
+    });
+    assert.notEqual(result.isError, true, texts(result).join('\n'));
+    const png = image(result);
+    assert.deepEqual([png.width, png.height], [400, 300]);
+    assert.equal(pageBlock(result).get('metadata.title'), LOCATED_TITLE);
+    assert.ok(proxies.carried(url), 'the page came through the proxy');
+    const country = `${site.origin}/located?mcp-country`;
+    const viaCountry = await call(client, 'capture_screenshot', {
+      url: country,
+      width: 400,
+      height: 300,
+      proxy_country: PROXY_COUNTRY,
+    });
+    assert.notEqual(viaCountry.isError, true, texts(viaCountry).join('\n'));
+    assert.ok(proxies.carried(country), "the country's proxy carried it");
+
+    // A failing proxy is a tool error with the service's words (they never quote the page).
+    const locked = await call(client, 'capture_screenshot', {
+      url: `${site.origin}/?locked`,
+      proxy: LOCKED_PROXY_ID,
+    });
+    assert.equal(locked.isError, true);
+    assert.deepEqual(texts(locked), ['proxy authentication failed [502 proxy_error]']);
+    // On Free the listing reads, and the option is the plan's refusal.
+    const free = await connect((await withEnv()).env);
+    assert.deepEqual(facts(await call(free, 'list_proxies')), PROXY_LISTING.data);
+    const plan = await call(free, 'capture_screenshot', { url, proxy_country: PROXY_COUNTRY });
+    assert.equal(plan.isError, true);
+    assert.match(texts(plan)[0] ?? '', /\[400 plan_restriction\]$/);
   });
 
   it('answers refusals as tool errors with the service message and code', async () => {

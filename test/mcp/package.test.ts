@@ -130,12 +130,18 @@ describe('the @shotsmith/mcp package', () => {
     );
     try {
       assert.equal(host.getServerVersion()?.version, '0.1.0');
-      assert.equal((await host.listTools()).tools.length, 6);
+      assert.equal((await host.listTools()).tools.length, 7);
       const usage = (await host.callTool({ name: 'get_usage', arguments: {} })) as CallToolResult;
       assert.notEqual(usage.isError, true);
       const text = usage.content.find((c) => c.type === 'text');
       const body = JSON.parse(text?.type === 'text' ? text.text : '{}') as Record<string, unknown>;
       assert.deepEqual([body.plan, body.used], ['free', 0]);
+      // Through the packed client's GET /v1/proxies: this service has none.
+      const proxies = (await host.callTool({
+        name: 'list_proxies',
+        arguments: {},
+      })) as CallToolResult;
+      assert.deepEqual(proxies.content, [{ type: 'text', text: '[]' }]);
     } finally {
       await host.close();
     }

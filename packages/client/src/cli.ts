@@ -31,7 +31,7 @@ export const EXIT = {
   limited: 4,
   /** The service refused the request (400, 404, 413): the message says why. */
   refused: 5,
-  /** The service or the target failed (5xx, a failed async job). */
+  /** The service, the target or the proxy failed (5xx, a failed async job). */
   unavailable: 6,
   /** The service could not be reached at all. */
   network: 7,
@@ -115,8 +115,42 @@ const CLI_FLAGS: Record<string, 'value' | 'switch' | 'list'> = {
   h: 'switch',
 };
 
+/** `--geolocation`'s form besides JSON, in the words of its errors. */
+const GEOLOCATION_FORM = 'LAT,LON[,ACCURACY] (degrees, degrees, metres), e.g. 52.52,13.405';
+
+/** `--geolocation 52.52,13.405[,50]` as the API's `{latitude, longitude, accuracy?}`. */
+function parseGeolocation(text: string): {
+  latitude: number;
+  longitude: number;
+  accuracy?: number;
+} {
+  const parts = text.split(',').map((part) => part.trim());
+  const numbers = parts.map(Number);
+  if (
+    (parts.length !== 2 && parts.length !== 3) ||
+    parts.some((part) => part === '') ||
+    !numbers.every(Number.isFinite)
+  ) {
+    throw new UsageError(`--geolocation takes ${GEOLOCATION_FORM}, not "${text}"`);
+  }
+  const [latitude, longitude, accuracy] = numbers as [number, number, number | undefined];
+  // Where a point can be on Earth; the service bounds the accuracy.
+  if (Math.abs(latitude) > 90) {
+    throw new UsageError(`--geolocation: the latitude is from -90 to 90, not ${latitude}`);
+  }
+  if (Math.abs(longitude) > 180) {
+    throw new UsageError(`--geolocation: the longitude is from -180 to 180, not ${longitude}`);
+  }
+  if (accuracy !== undefined && accuracy < 0) {
+    throw new UsageError(`--geolocation: the accuracy is metres, 0 or more, not ${accuracy}`);
+  }
+  return { latitude, longitude, ...(accuracy === undefined ? {} : { accuracy }) };
+}
+
 function typed(field: string, type: FieldType, text: string): unknown {
   const flag = flagName(field);
+  // The one object with a shorter form than JSON.
+  if (field === 'geolocation' && !text.trim().startsWith('{')) return parseGeolocation(text);
   switch (type) {
     case 'boolean':
       if (text === 'true') return true;
@@ -223,9 +257,11 @@ the batch id and each job (id, URL). --wait polls until every job has ended and 
 one's status and image URL or error (exit 6 if any failed).
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad command line, 3 key refused, 4 quota or rate
-limit, 5 request refused (400/404), 6 service or target failed, 7 service unreachable.
+limit, 5 request refused (400/404), 6 service, target or proxy failed, 7 service
+unreachable.
 
-Capture options (booleans are switches; lists repeat the flag; objects take JSON):
+Capture options (booleans are switches; lists repeat the flag; objects take JSON;
+--geolocation also takes ${GEOLOCATION_FORM}):
 ${Object.entries(FIELDS)
   .filter(([name]) => !OWN_FIELDS.has(name))
   .map(([name, spec]) => `  ${flagName(name).padEnd(26)} ${spec.type.padEnd(8)} ${spec.help}`)
@@ -556,6 +592,12 @@ async function link(parsed: Parsed, io: Io): Promise<void> {
         `${flagName(name)} is an object, and a render link cannot carry objects`,
       );
     }
+  }
+  // Whoever holds the link would read the proxy's credentials in it; the service refuses it.
+  if (String(parsed.options.proxy ?? '').includes('://')) {
+    throw new UsageError(
+      "--proxy in a render link names one of the service's proxies by id, not a URL (its credentials would be in the link)",
+    );
   }
   const baseUrl = String(
     parsed.flags.get('base-url') ?? io.env.SHOTSMITH_URL ?? 'http://localhost:8080',

@@ -13,6 +13,7 @@ import type {
   MonitorRunStarted,
   MonitorUpdate,
   Plans,
+  Proxies,
   QueuedBatch,
   QueuedJob,
   ScreenshotList,
@@ -252,6 +253,15 @@ export class Shotsmith {
   /** GET /v1/devices (public). */
   async devices(): Promise<Devices> {
     return (await (await this.#request('GET', '/v1/devices')).json()) as Devices;
+  }
+
+  /**
+   * GET /v1/proxies: the operator's proxies a capture can go out through, each one's `id`
+   * (the `proxy` option) and the countries it serves (`proxy_country`). Using one takes a
+   * plan with `proxies` (Pro).
+   */
+  async proxies(): Promise<Proxies> {
+    return (await (await this.#request('GET', '/v1/proxies')).json()) as Proxies;
   }
 
   /** A signed render link on this client's base URL (see `renderLink`). */

@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'internal_error'
   | 'target_unreachable'
   | 'target_error'
+  | 'proxy_error'
   | 'overloaded'
   | 'render_timeout'
   | 'storage_error'

@@ -45,13 +45,22 @@ export async function signQuery(secret: string, params: readonly LinkParam[]): P
   return hex(await crypto.subtle.sign('HMAC', key, utf8.encode(canonicalQuery(params))));
 }
 
-/** The options of a capture as link parameters: `true`/`false`, numbers, lists repeated. */
+/**
+ * The options of a capture as link parameters: `true`/`false`, numbers, lists repeated. A
+ * `proxy` URL is refused as the service refuses it: whoever holds the link would read the
+ * proxy's credentials in it (an operator proxy's id is fine).
+ */
 export function linkParams(
   options: Readonly<Record<string, LinkOptionValue | undefined>>,
 ): LinkParam[] {
   const params: LinkParam[] = [];
   for (const [name, value] of Object.entries(options)) {
     if (value === undefined) continue;
+    if (name === 'proxy' && String(value).includes('://')) {
+      throw new TypeError(
+        "proxy is a URL, and a render link cannot carry one (its credentials would be in the link); name an operator proxy's id",
+      );
+    }
     if (Array.isArray(value)) {
       for (const item of value) params.push([name, String(item)]);
     } else if (typeof value === 'object' && value !== null) {

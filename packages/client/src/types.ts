@@ -42,6 +42,8 @@ export type MonitorRun = MonitorRunList['data'][number];
 export type Usage = Json<paths['/v1/usage']['get']['responses'][200]>;
 export type Plans = Json<paths['/v1/plans']['get']['responses'][200]>;
 export type Devices = Json<paths['/v1/devices']['get']['responses'][200]>;
+/** GET /v1/proxies: the operator's proxies, ids and countries only. */
+export type Proxies = Json<paths['/v1/proxies']['get']['responses'][200]>;
 
 /** A capture answered with its bytes (`response_type: "image"`), and its facts. */
 export interface CapturedImage {

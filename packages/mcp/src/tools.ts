@@ -268,6 +268,18 @@ const DEVICES_TOOL: ToolDef = {
   },
 };
 
+const PROXIES_TOOL: ToolDef = {
+  definition: {
+    name: 'list_proxies',
+    title: 'List proxies',
+    description:
+      "The service's proxies a capture can go out through: each one's id (a capture's `proxy` option) and the countries it serves (`proxy_country`). A capture through a proxy needs a plan with proxies (Pro).",
+    inputSchema: NO_INPUT,
+    annotations: { title: 'List proxies', readOnlyHint: true, openWorldHint: false },
+  },
+  call: async (api) => ({ content: [json((await api.proxies()).data)] }),
+};
+
 const USAGE_TOOL: ToolDef = {
   definition: {
     name: 'get_usage',
@@ -424,6 +436,7 @@ export const TOOLS: readonly ToolDef[] = [
   CAPTURE_TOOL,
   ELEMENT_TOOL,
   DEVICES_TOOL,
+  PROXIES_TOOL,
   USAGE_TOOL,
   CREATE_MONITOR_TOOL,
   CHANGES_TOOL,

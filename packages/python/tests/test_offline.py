@@ -95,6 +95,13 @@ class SignedLinks(unittest.TestCase):
             shotsmith.render_link("http://x", 1, "sig", "https://e.com", expires=time.time() + 8 * 86400)
         with self.assertRaisesRegex(TypeError, "clip is an object"):
             shotsmith.render_link("http://x", 1, "sig", "https://e.com", clip={"x": 0})
+        with self.assertRaisesRegex(TypeError, "geolocation is an object"):
+            shotsmith.render_link("http://x", 1, "sig", "https://e.com", geolocation={"latitude": 1, "longitude": 2})
+        # An operator proxy's id rides in a link; a proxy URL would put its credentials there.
+        with self.assertRaisesRegex(ValueError, "proxy is a URL, and a render link cannot carry one"):
+            shotsmith.render_link("http://x", 1, "sig", "https://e.com", proxy="socks5://u:secret@proxy.example.net:1080")
+        link = shotsmith.render_link("http://x", 1, "sig", "https://e.com", proxy="de-1", proxy_country=None)
+        self.assertEqual(dict(parse_qsl(urlsplit(link).query))["proxy"], "de-1")
 
 
 class Webhooks(unittest.TestCase):
@@ -239,6 +246,32 @@ class Transport(unittest.TestCase):
             Shotsmith("sk_live_x", server.origin, max_retries=0).usage()
         self.assertEqual(len(server.requests), 4)
 
+    def test_sends_proxy_and_geolocation_and_lists_the_proxies(self) -> None:
+        listing = {"data": [{"id": "de-1", "countries": ["de"]}, {"id": "spare", "countries": []}]}
+        server = self.serve(
+            lambda req, body: support.json_answer(200, listing)
+            if req.command == "GET"
+            else support.json_answer(201, {"image_url": "http://x/i.png"})
+        )
+        api = Shotsmith("sk_live_x", server.origin)
+        self.assertEqual(api.proxies(), listing)
+        self.assertEqual((server.requests[0]["method"], server.requests[0]["path"]), ("GET", "/v1/proxies"))
+        self.assertEqual(server.requests[0]["headers"]["x-api-key"], "sk_live_x")
+        position = {"latitude": 52.52, "longitude": 13.405, "accuracy": 50}
+        api.capture("https://example.com", proxy="socks5://user:pass@proxy.example.net:1080", geolocation=position)
+        api.capture_async("https://example.com", proxy_country="de", geolocation={"latitude": -33.9, "longitude": 18.4})
+        api.batch([{"url": "https://example.com", "proxy": "de-1"}])
+        bodies = [json.loads(r["body"]) for r in server.requests[1:]]
+        self.assertEqual(
+            bodies,
+            [
+                {"url": "https://example.com", "proxy": "socks5://user:pass@proxy.example.net:1080", "geolocation": position},
+                {"url": "https://example.com", "proxy_country": "de", "geolocation": {"latitude": -33.9, "longitude": 18.4}, "async": True},
+                {"requests": [{"url": "https://example.com", "proxy": "de-1"}]},
+            ],
+        )
+        self.assertEqual([r["path"] for r in server.requests[1:]], ["/v1/screenshots", "/v1/screenshots", "/v1/screenshots/batch"])
+
     def test_refusals_are_typed(self) -> None:
         answers = {
             "400": support.json_answer(400, {"error": "width must be an integer", "code": "invalid_request"}),
@@ -246,6 +279,7 @@ class Transport(unittest.TestCase):
             "401": support.json_answer(401, {"error": "unauthorized"}),
             "402": support.json_answer(402, {"error": "monthly quota exceeded", "resets_at": "2026-02-01T00:00:00.000Z"}),
             "500": (500, {"content-type": "text/html"}, b"<h1>proxy error</h1>"),
+            "proxy": support.json_answer(502, {"error": "proxy could not be reached", "code": "proxy_error"}),
         }
         server = self.serve(lambda req, body: answers[req.path.split("/v1/screenshots/")[1]])
         api = Shotsmith("sk_live_x", server.origin)
@@ -255,6 +289,7 @@ class Transport(unittest.TestCase):
             ("401", AuthenticationError, 401, "unauthorized"),
             ("402", QuotaExceededError, 402, "quota_exceeded"),
             ("500", shotsmith.ServerError, 500, "internal_error"),
+            ("proxy", shotsmith.ProxyError, 502, "proxy_error"),
         ]
         for path, cls, status, code in cases:
             with self.subTest(path=path):
@@ -265,6 +300,11 @@ class Transport(unittest.TestCase):
             api.screenshot("402")
         self.assertEqual(quota.exception.resets_at, "2026-02-01T00:00:00.000Z")
         self.assertIsInstance(quota.exception, ShotsmithError)
+        with self.assertRaises(shotsmith.ServerError) as proxy:
+            api.screenshot("proxy")
+        self.assertEqual(proxy.exception.message, "proxy could not be reached")
+        self.assertNotIsInstance(proxy.exception, shotsmith.TargetError, "the proxy, not the page")
+        self.assertEqual(len([r for r in server.requests if r["path"].endswith("/proxy")]), 2, "a 502 is not retried")
 
     def test_no_answer_is_a_network_error(self) -> None:
         with socket.socket() as s:

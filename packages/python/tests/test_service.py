@@ -1,11 +1,12 @@
 """The client against a real running service (started by test/client/python.test.ts, which
 passes its URL, a fixture site, a Free and a Pro account's keys and the Pro account's webhook
-secret in SHOTSMITH_TEST_* variables): captures as JSON and as bytes, typed refusals, a
-signed link the service accepts, a webhook the service delivers to a receiver here, records,
-batches and monitors."""
+secret in SHOTSMITH_TEST_* variables, and the proxies of its PROXIES_FILE): captures as JSON
+and as bytes, through a proxy and with a position, typed refusals, a signed link the service
+accepts, a webhook the service delivers to a receiver here, records, batches and monitors."""
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 import time
@@ -129,6 +130,42 @@ class Captures(unittest.TestCase):
             api.capture("http://10.0.0.1/")
         with self.assertRaises(NotFoundError):
             api.screenshot("job_" + "0" * 24)
+
+
+class Proxies(unittest.TestCase):
+    """The service's PROXIES_FILE names a proxy serving SHOTSMITH_TEST_PROXY_COUNTRY and one
+    whose credentials its proxy refuses; /located titles itself with the position it is told."""
+
+    def test_lists_the_proxies_and_captures_through_one(self) -> None:
+        env = support.service_env("PROXIES", "PROXY_ID", "PROXY_COUNTRY", "LOCKED_PROXY_ID")
+        api = pro()
+        self.assertEqual(api.proxies(), json.loads(env["PROXIES"]))
+        located = api.capture(
+            f"{ENV['SITE']}/located?python-proxy",
+            proxy=env["PROXY_ID"],
+            geolocation={"latitude": 52.52, "longitude": 13.405, "accuracy": 25},
+            wait_for_selector="#located",
+            metadata=True,
+            **SMALL,
+        )
+        self.assertEqual(located["metadata"]["title"], "52.52,13.405,25")
+        image = api.capture_image(
+            f"{ENV['SITE']}/located?python-country", proxy_country=env["PROXY_COUNTRY"], **SMALL
+        )
+        self.assertEqual(png_size(image.content), (320, 200))
+
+        with self.assertRaises(shotsmith.ProxyError) as failed:
+            api.capture(f"{ENV['SITE']}/?python-locked", proxy=env["LOCKED_PROXY_ID"], **SMALL)
+        error = failed.exception
+        self.assertEqual((error.status, error.code, error.message), (502, "proxy_error", "proxy authentication failed"))
+        self.assertIsInstance(error, shotsmith.ServerError)
+        with self.assertRaises(ValidationError) as both:
+            api.capture(f"{ENV['SITE']}/", proxy=env["PROXY_ID"], proxy_country=env["PROXY_COUNTRY"])
+        self.assertEqual(both.exception.message, "proxy and proxy_country cannot be used together")
+        # Free: the listing reads, the option is the plan's refusal.
+        self.assertEqual(free().proxies(), json.loads(env["PROXIES"]))
+        with self.assertRaises(PlanRestrictionError):
+            free().capture(f"{ENV['SITE']}/", proxy_country=env["PROXY_COUNTRY"])
 
 
 class SignedLinks(unittest.TestCase):

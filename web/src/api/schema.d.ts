@@ -150,6 +150,8 @@ export interface paths {
                                 max_monitors: number;
                                 /** @description The shortest `every` a monitor may have, in minutes. */
                                 min_monitor_interval: number;
+                                /** @description Captures through a proxy (`proxy`, `proxy_country`; GET /v1/proxies). */
+                                proxies: boolean;
                             }[];
                         };
                     };

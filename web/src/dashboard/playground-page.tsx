@@ -55,7 +55,7 @@ export function PlaygroundPage() {
             }
           >
             <DeviceSection form={playground.form} devices={devices.data ?? []} />
-            <PageContextSection form={playground.form} />
+            <PageContextSection form={playground.form} pro={user.plan === 'pro'} />
             <PageActionsSection form={playground.form} />
             <RequestsSection form={playground.form} />
           </RequestForm>

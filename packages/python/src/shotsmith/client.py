@@ -331,6 +331,12 @@ class Shotsmith:
         """GET /v1/devices (public): the device presets."""
         return self._json("GET", "/v1/devices")
 
+    def proxies(self) -> Json:
+        """GET /v1/proxies: the operator's proxies a capture can go out through,
+        `{data: [{id, countries}]}`: `id` is the `proxy` option, `countries` what
+        `proxy_country` picks it for. Using one takes a plan with `proxies` (Pro)."""
+        return self._json("GET", "/v1/proxies")
+
     # -- links and webhooks -----------------------------------------------------------------
 
     def render_link(

@@ -127,6 +127,12 @@ class TargetError(ServerError):
     """502 `target_unreachable` or `target_error`: the page, not the service, failed."""
 
 
+class ProxyError(ServerError):
+    """502 `proxy_error`: the proxy the capture went out through failed (it refused the
+    credentials, could not be reached, timed out or refused the connection); the message says
+    which, never the proxy's credentials."""
+
+
 class OverloadedError(ServerError):
     """503 `overloaded`: every render slot busy and the queue full; retry after `retry_after`."""
 
@@ -161,6 +167,7 @@ _BY_CODE: Mapping[str, type[ShotsmithError]] = {
     "rate_limited": RateLimitedError,
     "target_unreachable": TargetError,
     "target_error": TargetError,
+    "proxy_error": ProxyError,
     "overloaded": OverloadedError,
     "render_timeout": RenderTimeoutError,
     "network_error": NetworkError,

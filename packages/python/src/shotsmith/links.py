@@ -67,6 +67,12 @@ def link_params(options: Mapping[str, Any]) -> list[LinkParam]:
     for name, value in options.items():
         if value is None:
             continue
+        if name == "proxy" and isinstance(value, str) and "://" in value:
+            # As the service refuses it: whoever holds the link would read its credentials.
+            raise ValueError(
+                "proxy is a URL, and a render link cannot carry one (its credentials would be "
+                "in the link); name an operator proxy's id"
+            )
         if isinstance(value, Mapping):
             raise TypeError(f"{name} is an object, and a render link cannot carry objects")
         if isinstance(value, Sequence) and not isinstance(value, str):
@@ -97,8 +103,9 @@ def render_link(
     `key_id` is the API key's `id` (not the key), `signing_secret` its `sig_live_...` secret,
     `expires` Unix seconds or an aware datetime (default an hour from now, at most 7 days
     ahead), and `options` capture options with the API's names (`width=1280`,
-    `full_page=True`, `hide_selectors=[".a", ".b"]`). Objects (`clip`, `headers`, ...) are
-    refused, as the service refuses them in a link.
+    `full_page=True`, `hide_selectors=[".a", ".b"]`). Objects (`clip`, `headers`, ...) and a
+    `proxy` URL (an operator proxy's id is fine) are refused, as the service refuses them in a
+    link.
     """
     if not url:
         raise ValueError("url is required")

@@ -76,3 +76,11 @@ class CaptureOptions(TypedDict, total=False):
     image_fit: Literal["cover", "contain", "fill"]
     base_url: str
     content: Sequence[Literal["html", "text", "markdown"]]
+    #: An operator proxy's id (`Shotsmith.proxies()`), or your own proxy's URL: `http://`,
+    #: `https://`, `socks5://` or `socks5h://`, credentials allowed. Not with `proxy_country`.
+    proxy: str
+    #: An operator proxy serving this country (ISO 3166-1 alpha-2, `"de"`). Not with `proxy`.
+    proxy_country: str
+    #: `{"latitude": 52.52, "longitude": 13.405, "accuracy": 50}`: what the page's Geolocation
+    #: API reports (accuracy in metres, default 100).
+    geolocation: Mapping[str, float]

@@ -28,6 +28,9 @@ const PlanItem = Type.Object({
   min_monitor_interval: Type.Integer({
     description: 'The shortest `every` a monitor may have, in minutes.',
   }),
+  proxies: Type.Boolean({
+    description: 'Captures through a proxy (`proxy`, `proxy_country`; GET /v1/proxies).',
+  }),
 });
 
 /** The plan table as data, for the pricing table and for clients that adapt to limits. */

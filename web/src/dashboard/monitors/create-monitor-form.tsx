@@ -82,7 +82,7 @@ export function CreateMonitorForm({
       <CaptureFields form={form} plan={plan} pro={pro} kind="monitor" />
       <MonitorFields values={settings} set={set} plan={plan} />
       <DeviceSection form={form} devices={devices} />
-      <PageContextSection form={form} />
+      <PageContextSection form={form} pro={pro} />
       <PageActionsSection form={form} kind="monitor" />
       <RequestsSection form={form} />
       {error && <Notice tone="error">{error}</Notice>}

@@ -31,6 +31,13 @@ export interface Options {
   userAgent: string;
   locale: string;
   timezone: string;
+  /** Degrees, as typed; with both, the page's Geolocation API reports them. */
+  latitude: string;
+  longitude: string;
+  /** An operator proxy's id or the caller's own proxy URL (Pro); empty: none. */
+  proxy: string;
+  /** A country code the operator's proxies serve (Pro); empty: none. */
+  proxyCountry: string;
   print: boolean;
   styles: string;
   scripts: string;
@@ -87,6 +94,10 @@ export const DEFAULT_OPTIONS: Options = {
   userAgent: '',
   locale: '',
   timezone: '',
+  latitude: '',
+  longitude: '',
+  proxy: '',
+  proxyCountry: '',
   print: false,
   styles: '',
   scripts: '',
@@ -177,6 +188,20 @@ export function parseClip(
   return { x, y, width, height };
 }
 
+/** Latitude and longitude as typed, as the API's geolocation, or null (both needed, in range). */
+export function parseGeolocation(
+  latitude: string,
+  longitude: string,
+): { latitude: number; longitude: number } | null {
+  if (latitude.trim() === '' || longitude.trim() === '') return null;
+  const lat = Number(latitude.trim());
+  const lon = Number(longitude.trim());
+  if (!Number.isFinite(lat) || !Number.isFinite(lon) || Math.abs(lat) > 90 || Math.abs(lon) > 180) {
+    return null;
+  }
+  return { latitude: lat, longitude: lon };
+}
+
 /** An image side as typed: a whole number of px, or null (left out). */
 export function parseSide(text: string): number | null {
   const n = Number(text.trim());
@@ -214,6 +239,11 @@ function optionFields(o: Options): Record<string, unknown> {
     ...(o.userAgent.trim() ? { user_agent: o.userAgent.trim() } : {}),
     ...(o.locale.trim() ? { locale: o.locale.trim() } : {}),
     ...(o.timezone.trim() ? { timezone: o.timezone.trim() } : {}),
+    ...(parseGeolocation(o.latitude, o.longitude)
+      ? { geolocation: parseGeolocation(o.latitude, o.longitude) }
+      : {}),
+    ...(o.proxy.trim() ? { proxy: o.proxy.trim() } : {}),
+    ...(o.proxyCountry.trim() ? { proxy_country: o.proxyCountry.trim() } : {}),
     ...(o.print ? { media_type: 'print' } : {}),
     ...(o.styles.trim() ? { styles: o.styles } : {}),
     ...(o.scripts.trim() ? { scripts: o.scripts } : {}),

@@ -1,3 +1,4 @@
+import { useId } from 'react';
 import type { Device } from '../../shared/devices.ts';
 import { Check, InputField, SelectField, TextAreaField } from '../fields.tsx';
 import { CONTENT_KINDS, RESOURCE_KINDS } from './capture-body.ts';
@@ -44,7 +45,19 @@ export function DeviceSection({
   );
 }
 
-export function PageContextSection({ form: { text, flag } }: { form: OptionsForm }) {
+/**
+ * Where and how the page is seen: its browser's language, clock and position, and (on a plan
+ * with proxies) the proxy its traffic goes out through.
+ */
+export function PageContextSection({
+  form: { text, flag },
+  pro,
+}: {
+  form: OptionsForm;
+  pro: boolean;
+}) {
+  const positionHint = useId();
+  const proxyHint = useId();
   return (
     <details className="stack">
       <summary>Page context</summary>
@@ -75,6 +88,61 @@ export function PageContextSection({ form: { text, flag } }: { form: OptionsForm
           {...text('timezone')}
         />
       </div>
+      <div className="field-row">
+        <InputField
+          label="Latitude"
+          type="text"
+          inputMode="decimal"
+          spellCheck={false}
+          placeholder="52.52"
+          describedBy={positionHint}
+          {...text('latitude')}
+        />
+        <InputField
+          label="Longitude"
+          type="text"
+          inputMode="decimal"
+          spellCheck={false}
+          placeholder="13.405"
+          describedBy={positionHint}
+          {...text('longitude')}
+        />
+      </div>
+      <p id={positionHint} className="field-hint">
+        Degrees: the position the page's Geolocation API reports, permission granted (both, or
+        neither).
+      </p>
+      {pro && (
+        <>
+          <div className="field-row">
+            <InputField
+              label="Proxy"
+              mono
+              type="text"
+              autoComplete="off"
+              spellCheck={false}
+              maxLength={2048}
+              placeholder="de-1, or socks5://user:pass@host:1080"
+              describedBy={proxyHint}
+              {...text('proxy')}
+            />
+            <InputField
+              label="Proxy country"
+              fieldClass="field-narrow"
+              type="text"
+              spellCheck={false}
+              maxLength={2}
+              placeholder="de"
+              describedBy={proxyHint}
+              {...text('proxyCountry')}
+            />
+          </div>
+          <p id={proxyHint} className="field-hint">
+            The page's traffic goes out through one of the service's proxies (its id, or a country
+            one serves) or your own (http, https, socks5 or socks5h URL): one or the other.
+          </p>
+        </>
+      )}
       <Check {...flag('print')}>Print style sheets (media type print)</Check>
     </details>
   );
