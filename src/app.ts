@@ -38,6 +38,26 @@ export const LOG_REDACT = [
   'key',
 ];
 
+/**
+ * A request as its log line shows it: Fastify's fields, with a `proxy` query parameter's value
+ * (a render link may carry a proxy URL, with its password, before it is refused) redacted.
+ */
+function requestForLog(req: {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+}): Record<string, unknown> {
+  return {
+    method: req.method,
+    url: req.url?.replace(/([?&]proxy=)[^&]*/gi, '$1[redacted]'),
+    host: req.host,
+    remoteAddress: req.ip,
+    remotePort: req.socket?.remotePort,
+  };
+}
+
 export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}): Promise<App> {
   const { server } = services.config;
   const deps: RouteDeps = {
@@ -51,6 +71,7 @@ export async function buildApp(services: HttpDeps, options: BuildAppOptions = {}
     logger: {
       level: server.logLevel,
       redact: { paths: LOG_REDACT, censor: '[redacted]' },
+      serializers: { req: requestForLog },
       ...(options.logStream ? { stream: options.logStream } : {}),
     },
     bodyLimit: server.bodyLimitBytes,

@@ -78,6 +78,16 @@ for (const db of ['sqlite', 'postgres'] as const satisfies readonly DbKind[]) {
               (e) => send('error ' + e.code));
           </script>`,
         ),
+        // A target that dresses its 502 as the egress proxy's marks.
+        '/spoof': (_req, res) => {
+          res
+            .writeHead(502, {
+              'content-type': 'text/html',
+              'x-egress-proxy-error': 'proxy authentication failed',
+              'x-egress-error': 'unreachable',
+            })
+            .end('<p>a page of its own</p>');
+        },
         '/geo-beacon': (req, res) => {
           const q = new URL(req.url ?? '/', 'http://x').searchParams;
           geo.set(q.get('id') ?? '', q.get('v') ?? '');
@@ -360,7 +370,21 @@ for (const db of ['sqlite', 'postgres'] as const satisfies readonly DbKind[]) {
       assert.match(geo.get('g2') ?? '', /^error 1$/);
     });
 
+    it("a target cannot pass its answer off as the egress proxy's", async () => {
+      for (const proxy of [undefined, 'de-1']) {
+        const url = proxy ? far('/spoof') : near('/spoof');
+        const { status, body } = await capture({ url, ...(proxy ? { proxy } : {}) });
+        assert.equal(status, 201, JSON.stringify(body));
+      }
+    });
+
     it('keeps the password out of every log line and stored row', async () => {
+      // A render link that carries a proxy URL is refused, and its URL logged redacted.
+      const link = await t.fetch(
+        `/v1/render?key_id=1&expires=1&signature=00&url=${encodeURIComponent(near('/page'))}` +
+          `&proxy=${encodeURIComponent(proxies.caller?.url ?? '')}`,
+      );
+      assert.notEqual(link.status, 200);
       // An async capture keeps its request in a row until it runs.
       const res = await capture({
         url: near('/page?id=row'),

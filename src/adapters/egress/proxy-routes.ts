@@ -4,7 +4,7 @@
  * URL, judged by the egress rules when connected to. Each route has a key: the contexts of a
  * client on the same route share it, and no other context does.
  */
-import { createHash } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { OperatorProxy } from '../../config/proxies-file.ts';
 import { parseProxyUrl } from '../../domain/captures/proxy-url.ts';
 import type { ProxyChoice } from '../../domain/captures/renderer.ts';
@@ -20,6 +20,7 @@ export interface KeyedRoute {
 export class ProxyRoutes {
   readonly #byId: ReadonlyMap<string, OperatorProxy>;
   readonly #turns = new Map<string, number>();
+  readonly #key = randomBytes(32);
 
   constructor(proxies: readonly OperatorProxy[]) {
     this.#byId = new Map(proxies.map((p) => [p.id, p]));
@@ -29,7 +30,9 @@ export class ProxyRoutes {
   routeFor(choice: ProxyChoice): KeyedRoute {
     if (choice.kind === 'url') {
       const address = parseProxyUrl(choice.url, 'proxy');
-      const digest = createHash('sha256').update(choice.url).digest('base64url');
+      // Keyed by a secret of this process's: the URL holds a password, and even a digest of
+      // it in memory (a heap dump) must not let it be guessed offline.
+      const digest = createHmac('sha256', this.#key).update(choice.url).digest('base64url');
       return {
         route: { name: 'caller', address, judged: true, remoteDns: false, bypass: [], ca: null },
         key: `url:${digest}`,

@@ -329,12 +329,13 @@ export class CapturePage {
 }
 
 /**
- * A capture on a lane whose document could not be reached, or timed out, while its upstream
- * proxy failed: the proxy's failure, named (502 `proxy_error`), not the target's.
+ * A capture on a lane whose document could not be reached while its upstream proxy failed
+ * (a tunnel the proxy refused, timed out or never opened): the proxy's failure, named (502
+ * `proxy_error`), not the target's. A plain-http document's own failure says so itself
+ * (network-watch.ts); a timeout keeps its phase and pending requests.
  */
 function proxyFailure(lane: Lane | null, err: unknown): unknown {
-  if (lane === null || !isAppError(err)) return err;
-  if (err.code !== 'target_unreachable' && err.code !== 'render_timeout') return err;
+  if (lane === null || !isAppError(err) || err.code !== 'target_unreachable') return err;
   const failure = lane.takeFailure();
   return failure === null ? err : new AppError('proxy_error', failure, { cause: err });
 }

@@ -165,6 +165,9 @@ export class PagePool {
       if (page) {
         this.#idle.splice(this.#idle.indexOf(page), 1);
         this.#taken.set(page, client);
+        // Whose it is from now on, before any capture: one given back unused (its capture
+        // aborted meanwhile) is never a spare for another client, nor another route's.
+        page.client = client;
         return page;
       }
       if (waitForOwn) {
@@ -177,6 +180,7 @@ export class PagePool {
           : null;
       if (made !== null) {
         this.#taken.set(made, client);
+        made.client = client;
         return made;
       }
       await this.#nextPageEvent(signal);

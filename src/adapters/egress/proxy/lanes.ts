@@ -9,14 +9,14 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { request as httpRequest } from 'node:http';
-import { createServer, type Server, type Socket } from 'node:net';
+import { createServer, isIP, type Server, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isAppError } from '../../../domain/errors.ts';
 import { screenDestination } from '../policy.ts';
 import { type ProxyContext, tooBusy } from './context.ts';
 import { checkTarget, type Verdict } from './destination.ts';
 import { forwardableHeaders } from './parse.ts';
-import { rawResponse, refuseRequest, refuseSocket, sendText } from './responses.ts';
+import { rawResponse, refuseRequest, refuseSocket, sendText, UNREACHABLE } from './responses.ts';
 import {
   bypasses,
   connectToProxy,
@@ -61,6 +61,11 @@ export async function openLane(
   const sockets = new Set<Socket>();
   const listener: Server = createServer((socket) => {
     if (ctx.closing) {
+      socket.destroy();
+      return;
+    }
+    // Counted with the proxy's own clients, under the same bound.
+    if (ctx.clients.size >= ctx.maxConnections) {
       socket.destroy();
       return;
     }
@@ -117,6 +122,13 @@ async function judge(
   } catch (err) {
     if (isAppError(err) && err.code === 'url_not_allowed') {
       ctx.refused++;
+      const info = { host, port, reason: err.message };
+      ctx.logger.warn(info, 'egress refused');
+      try {
+        ctx.onRefused?.(info);
+      } catch (hookErr) {
+        ctx.logger.warn({ err: hookErr }, 'egress onRefused hook threw');
+      }
       return { ok: false, status: 403, reason: err.message };
     }
     return { ok: false, status: 502, reason: 'destination check failed' };
@@ -124,11 +136,17 @@ async function judge(
 }
 
 /**
- * What the upstream proxy is given for a target: its name, except through `socks5://`, which
- * resolves here: then the checked address (never a private one).
+ * What the upstream proxy is given for a target. An operator's proxy may sit in a network of
+ * its own, whose resolver could answer a name with an address there: it is given the address
+ * checked here (DNS rebinding between two resolvers has no way in), unless it is marked
+ * `remote_dns`, whose point is its own names. The caller's own proxy is given the name (its
+ * network is the caller's), except through `socks5://`, which means "resolved here".
  */
 function given(lane: LaneState, host: string, checked: string): string {
-  return lane.route.address.scheme === 'socks5' && !lane.route.remoteDns ? checked : host;
+  const { route } = lane;
+  if (route.remoteDns) return host;
+  if (!route.judged) return checked;
+  return route.address.scheme === 'socks5' ? checked : host;
 }
 
 /** CONNECT and Upgrade on a lane: a tunnel through its proxy, or null (answered on `socket`). */
@@ -176,50 +194,39 @@ export async function forwardVia(
   exchange: { req: IncomingMessage; res: ServerResponse; url: URL; port: number },
 ): Promise<void> {
   const { req, res, url, port } = exchange;
-  const verdict = await judge(ctx, lane, url.hostname, port);
-  if (res.destroyed) return;
-  if (!verdict.ok) {
-    refuseRequest(res, verdict);
-    return;
-  }
-  if (tooBusy(ctx)) {
-    sendText(res, 503, 'egress proxy busy\n');
-    return;
-  }
+  const way = await openWay(ctx, lane, exchange);
+  if (way === null) return;
+  const { socket, viaHttp, target } = way;
   const { route } = lane;
-  const viaHttp = route.address.scheme === 'http' || route.address.scheme === 'https';
-  let socket: Socket;
-  try {
-    socket = viaHttp
-      ? await connectToProxy(ctx, route)
-      : await tunnelThrough(ctx, route, {
-          host: given(lane, url.hostname, verdict.dest.address),
-          port,
-        });
-  } catch (err) {
-    const reason = failed(ctx, lane, err);
-    sendText(res, 502, `${reason}\n`, proxyFailed(reason));
-    return;
-  }
   const headers = forwardableHeaders(req.rawHeaders, false);
   headers.unshift('Host', url.host);
   const auth = viaHttp ? proxyAuthorization(route.address) : null;
   if (auth !== null) headers.push('Proxy-Authorization', auth);
+  const authority = `${isIP(target) === 6 ? `[${target}]` : target}:${port}`;
   const upReq = httpRequest({
     method: req.method,
-    path: viaHttp ? url.href : `${url.pathname}${url.search}`,
+    path: viaHttp
+      ? `http://${authority}${url.pathname}${url.search}`
+      : `${url.pathname}${url.search}`,
     headers,
     setHost: false,
     createConnection: () => socket,
   });
+  // Chromium cancels requests all the time: what fails after it left is nobody's failure.
+  let left = false;
   // Through an HTTP proxy nothing tells its silence from the target's: a head that does not
   // come within the proxy's bound is the proxy's timeout (docs/proxies.md).
-  const timer = setTimeout(
-    () => upReq.destroy(new ProxyFailure('proxy timed out')),
-    ctx.proxyTimeoutMs,
-  );
+  // (Through a SOCKS tunnel the proxy has answered already: the target's pace is its own.)
+  const timer = viaHttp
+    ? setTimeout(() => upReq.destroy(new ProxyFailure('proxy timed out')), ctx.proxyTimeoutMs)
+    : undefined;
   upReq.on('error', (err) => {
     clearTimeout(timer);
+    if (left || res.destroyed) return;
+    if (!viaHttp && !(err instanceof ProxyFailure)) {
+      sendText(res, 502, `could not reach ${url.host}\n`, UNREACHABLE);
+      return;
+    }
     const failure =
       err instanceof ProxyFailure ? err : new ProxyFailure('proxy closed the connection');
     const reason = failed(ctx, lane, failure);
@@ -252,10 +259,49 @@ export async function forwardVia(
     upRes.pipe(res);
   });
   res.on('close', () => {
-    if (!res.writableFinished) upReq.destroy();
+    if (res.writableFinished) return;
+    left = true;
+    clearTimeout(timer);
+    upReq.destroy();
   });
   req.on('error', () => upReq.destroy());
   req.pipe(upReq);
+}
+
+/**
+ * A plain request's way out on a lane: judged, then a connection to the HTTP proxy or a
+ * tunnel through the SOCKS one; null when the answer was given on `res` (refused, busy,
+ * failed upstream).
+ */
+async function openWay(
+  ctx: ProxyContext,
+  lane: LaneState,
+  exchange: { res: ServerResponse; url: URL; port: number },
+): Promise<{ socket: Socket; viaHttp: boolean; target: string } | null> {
+  const { res, url, port } = exchange;
+  const verdict = await judge(ctx, lane, url.hostname, port);
+  if (res.destroyed) return null;
+  if (!verdict.ok) {
+    refuseRequest(res, verdict);
+    return null;
+  }
+  if (tooBusy(ctx)) {
+    sendText(res, 503, 'egress proxy busy\n');
+    return null;
+  }
+  const { route } = lane;
+  const viaHttp = route.address.scheme === 'http' || route.address.scheme === 'https';
+  const target = given(lane, url.hostname, verdict.dest.address);
+  try {
+    const socket = viaHttp
+      ? await connectToProxy(ctx, route)
+      : await tunnelThrough(ctx, route, { host: target, port });
+    return { socket, viaHttp, target };
+  } catch (err) {
+    const reason = failed(ctx, lane, err);
+    sendText(res, 502, `${reason}\n`, proxyFailed(reason));
+    return null;
+  }
 }
 
 /** Records an upstream failure on the lane and logs it by the route's name alone. */

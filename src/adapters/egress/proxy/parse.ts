@@ -68,7 +68,8 @@ export function forwardableHeaders(raw: readonly string[], keepUpgrade: boolean)
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i] as string;
     const lower = name.toLowerCase();
-    if (lower === 'host') continue;
+    // The egress proxy's own marks (x-egress-*) come from it alone, never from upstream.
+    if (lower === 'host' || lower.startsWith('x-egress-')) continue;
     const upgradeField = lower === 'connection' || lower === 'upgrade';
     if (!(keepUpgrade && upgradeField) && (HOP_BY_HOP.has(lower) || named.has(lower))) continue;
     out.push(name, raw[i + 1] as string);

@@ -60,6 +60,7 @@ export function proxyAuthorization(address: ProxyAddress): string | null {
  * caller's proxy is checked here again (the name may resolve elsewhere by now).
  */
 export async function connectToProxy(ctx: ProxyContext, route: ProxyRoute): Promise<Socket> {
+  if (ctx.closing) throw new ProxyFailure('proxy closed the connection');
   const { address } = route;
   let host = address.host;
   if (route.judged) {

@@ -99,19 +99,22 @@ export class NetworkWatch {
     if (!isMainDocument(this.#page, request)) return;
     run.mainDocumentAnswered(response);
     const headers = response.headers();
-    const refused = headers['x-egress-refused'];
+    // The egress proxy's own marks: only a plain-http answer can carry them (it strips them
+    // from what it forwards); an https answer comes from inside a tunnel, from the target.
+    const marks = response.url().startsWith('http:') ? headers : {};
+    const refused = marks['x-egress-refused'];
     if (refused !== undefined && response.status() === 403) {
       // The egress proxy's refusal of a plain-http target (it answers 403 with this header).
       run.fail(new AppError('url_not_allowed', `the target is not allowed: ${refused}`));
       return;
     }
-    const proxyFailure = headers['x-egress-proxy-error'];
+    const proxyFailure = marks['x-egress-proxy-error'];
     if (proxyFailure !== undefined && response.status() === 502) {
       // The upstream proxy of the capture's lane failed (docs/proxies.md).
       run.fail(new AppError('proxy_error', proxyFailure.slice(0, 200)));
       return;
     }
-    if (headers['x-egress-error'] === 'unreachable' && response.status() === 502) {
+    if (marks['x-egress-error'] === 'unreachable' && response.status() === 502) {
       // The proxy's own 502 (it could not connect), not a page of the target.
       const host = new URL(response.url()).host;
       run.fail(
