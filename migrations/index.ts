@@ -12,6 +12,7 @@ import * as m0010 from './0010-capture-batches.ts';
 import * as m0011 from './0011-screenshot-content.ts';
 import * as m0012 from './0012-monitors.ts';
 import * as m0013 from './0013-monitor-run-jobs.ts';
+import * as m0014 from './0014-storage-destinations.ts';
 import type { Dialect, MigrationFn } from './helpers.ts';
 
 /**
@@ -32,6 +33,7 @@ const MIGRATIONS: ReadonlyArray<readonly [string, { up: MigrationFn }]> = [
   ['0011-screenshot-content', m0011],
   ['0012-monitors', m0012],
   ['0013-monitor-run-jobs', m0013],
+  ['0014-storage-destinations', m0014],
 ];
 
 class StaticProvider implements MigrationProvider {

@@ -5,6 +5,7 @@
 export const ERROR_STATUS = {
   invalid_request: 400,
   plan_restriction: 400,
+  storage_test_failed: 400,
   url_not_allowed: 400,
   unauthorized: 401,
   quota_exceeded: 402,
@@ -19,6 +20,7 @@ export const ERROR_STATUS = {
   target_unreachable: 502,
   target_error: 502,
   proxy_error: 502,
+  storage_destination_error: 502,
   overloaded: 503,
   render_timeout: 504,
   storage_error: 500,

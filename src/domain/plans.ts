@@ -52,6 +52,8 @@ export interface Plan {
   min_monitor_interval: number;
   /** Captures through a proxy (`proxy`, `proxy_country`: docs/proxies.md). */
   proxies: boolean;
+  /** The account's own buckets (docs/destinations.md) it may have; 0: none. */
+  storage_destinations: number;
   /** Monthly price in USD cents, shown on the pricing table. */
   price_cents: number;
 }
@@ -83,6 +85,7 @@ export const DEFAULT_PLANS: PlanTable = {
     max_monitors: 0,
     min_monitor_interval: 15,
     proxies: false,
+    storage_destinations: 0,
     price_cents: 0,
   },
   free: {
@@ -105,6 +108,7 @@ export const DEFAULT_PLANS: PlanTable = {
     max_monitors: 0,
     min_monitor_interval: 15,
     proxies: false,
+    storage_destinations: 0,
     price_cents: 0,
   },
   pro: {
@@ -127,6 +131,7 @@ export const DEFAULT_PLANS: PlanTable = {
     max_monitors: 20,
     min_monitor_interval: 15,
     proxies: true,
+    storage_destinations: 5,
     price_cents: 900,
   },
 };
@@ -185,6 +190,10 @@ const FIELD_CHECKS: Record<Exclude<keyof Plan, 'name'>, FieldCheck> = {
   // In minutes; a monitor's `every` is one of 15m, 1h, 6h, 1d, 7d, so 7 days is the top.
   min_monitor_interval: positiveInt(BOUNDS.planFields.maxMonitorIntervalMinutes),
   proxies: bool,
+  storage_destinations: (v) =>
+    Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 100
+      ? null
+      : 'must be an integer from 0 to 100',
   price_cents: (v) =>
     Number.isInteger(v) && (v as number) >= 0 ? null : 'must be a non-negative integer',
 };

@@ -1,6 +1,7 @@
 import type { KeyStore, SessionStore, UserStore } from './accounts/store.ts';
 import type { BillingStore } from './billing/store.ts';
 import type { ScreenshotStore } from './captures/store.ts';
+import type { DestinationStore } from './destinations/store.ts';
 import type { BatchStore, JobStore, WebhookStore } from './jobs/store.ts';
 import type { MonitorStore } from './monitors/store.ts';
 import type { QuotaStore } from './quota/store.ts';
@@ -29,6 +30,11 @@ export type {
   ScreenshotStore,
   StoredContent,
 } from './captures/store.ts';
+export type {
+  DestinationStore,
+  NewStorageDestination,
+  StorageDestination,
+} from './destinations/store.ts';
 export type {
   BatchStore,
   CaptureBatch,
@@ -73,6 +79,7 @@ export interface Store {
   batches: BatchStore;
   webhooks: WebhookStore;
   monitors: MonitorStore;
+  destinations: DestinationStore;
   /** Runs `fn` in one transaction: everything it does through `tx` commits or none of it. */
   transaction<T>(fn: (tx: Store) => Promise<T>): Promise<T>;
 }

@@ -3,6 +3,8 @@
  * adds to it, and the demo's allowance on top. Assembled from what the parts give; they open
  * nothing, so they are no parts themselves.
  */
+import { createS3DestinationWriter } from '../adapters/destinations/s3-destination.ts';
+import type { EgressPolicy } from '../adapters/egress/policy.ts';
 import type { Config } from '../config/config.ts';
 import { BOUNDS } from '../domain/bounds.ts';
 import { credentialDigest } from '../domain/captures/capture-options.ts';
@@ -55,7 +57,7 @@ export function domainContext(options: {
 export function captureContext(options: {
   config: Pick<Config, 'server' | 'render'>;
   ctx: DomainContext & { revocations: RevocationBus };
-  browser: { renderer: Renderer; guard: TargetGuard };
+  browser: { renderer: Renderer; guard: TargetGuard; webhookPolicy: EgressPolicy };
   storage: ImageStorage;
   shared: SharedState;
 }): CaptureContext {
@@ -78,6 +80,8 @@ export function captureContext(options: {
       proxies,
     }),
     proxies,
+    // Customers' buckets are reached under the webhooks' egress rules (and lookup bound).
+    destinationWriter: createS3DestinationWriter(browser.webhookPolicy),
     flights: new SingleFlight<FlightResult>(),
     renderLocks: options.shared.renderLocks,
     publicUrl: config.server.publicUrl.origin,

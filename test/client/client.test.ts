@@ -92,7 +92,7 @@ describe('client library against the service', () => {
   it('captures as JSON and as bytes, reads usage, plans and devices', async () => {
     const { api } = await withClient('free');
     const result = await api.capture({ url: `${site.origin}/`, width: 320, height: 200 });
-    assert.match(result.image_url, /\/images\/.+\.png$/);
+    assert.match(result.image_url ?? '', /\/images\/.+\.png$/);
     assert.deepEqual([result.width, result.height, result.cached], [320, 200, false]);
     const image = await api.captureImage({ url: `${site.origin}/`, width: 320, height: 200 });
     assert.deepEqual(imageSize(Buffer.from(image.bytes)), {
@@ -290,7 +290,7 @@ describe('client library against the service', () => {
     for (const answer of held.splice(0)) answer();
     await hold;
     const result = await pending;
-    assert.match(result.image_url, /\.png$/);
+    assert.match(result.image_url ?? '', /\.png$/);
     assert.deepEqual(calls, [503, 201]);
   });
 

@@ -49,7 +49,8 @@ export async function startS3Process(): Promise<S3Process> {
       S3_FORCE_PATH_STYLE: 'true',
     },
     close: async () => {
-      if (child.exitCode === null) {
+      // Once ended (by a signal too: then exitCode stays null), there is nothing to wait for.
+      if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGCONT');
         child.kill('SIGKILL');
         await new Promise((resolve) => child.once('exit', resolve));

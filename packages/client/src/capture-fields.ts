@@ -61,4 +61,5 @@ export const CAPTURE_FIELDS = {
   proxy: { type: 'string', help: 'Where the page\'s traffic goes out: an operator proxy\'s id (GET /v1/proxies), or your own proxy as `http://`, `https://`, `socks5://` or `socks5h://` URL, credentials allowed (`socks5://user:pass@host:1080`).' },
   proxy_country: { type: 'string', help: 'Go out through an operator proxy serving this country (ISO 3166-1 alpha-2, `de`), one in turn when several do.' },
   geolocation: { type: 'object', help: 'The position the page\'s Geolocation API reports, permission granted (without it the page is denied).' },
+  storage: { type: 'object', help: 'Write the capture into your own S3-compatible bucket too (docs/destinations.md).' },
 } as const;

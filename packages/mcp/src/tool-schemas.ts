@@ -472,6 +472,31 @@ export const CAPTURE_OPTIONS_SCHEMA: ObjectSchema = {
       },
       "additionalProperties": false,
       "description": "The position the page's Geolocation API reports, permission granted (without it the page is denied). Goes well with `timezone`, `locale` and `proxy_country`."
+    },
+    "storage": {
+      "type": "object",
+      "required": [
+        "destination"
+      ],
+      "properties": {
+        "destination": {
+          "type": "string",
+          "pattern": "^dst_[0-9A-Za-z]{24}$",
+          "description": "One of your storage destinations (POST /v1/storage-destinations)."
+        },
+        "path": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 512,
+          "description": "The key under the destination's prefix; fields {id} {hash} {ext} {year} {month} {day} {host}. Default \"{id}.{ext}\"."
+        },
+        "hosted": {
+          "type": "boolean",
+          "description": "false: no copy is kept here (no image_url); always rendered anew."
+        }
+      },
+      "additionalProperties": false,
+      "description": "Write the capture into your own S3-compatible bucket too (docs/destinations.md). An upload that fails is a 502 storage_destination_error, with no unit spent."
     }
   },
   "additionalProperties": false
@@ -944,6 +969,31 @@ export const MONITOR_REQUEST_SCHEMA: ObjectSchema = {
           },
           "additionalProperties": false,
           "description": "The position the page's Geolocation API reports, permission granted (without it the page is denied). Goes well with `timezone`, `locale` and `proxy_country`."
+        },
+        "storage": {
+          "type": "object",
+          "required": [
+            "destination"
+          ],
+          "properties": {
+            "destination": {
+              "type": "string",
+              "pattern": "^dst_[0-9A-Za-z]{24}$",
+              "description": "One of your storage destinations (POST /v1/storage-destinations)."
+            },
+            "path": {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 512,
+              "description": "The key under the destination's prefix; fields {id} {hash} {ext} {year} {month} {day} {host}. Default \"{id}.{ext}\"."
+            },
+            "hosted": {
+              "type": "boolean",
+              "description": "false: no copy is kept here (no image_url); always rendered anew."
+            }
+          },
+          "additionalProperties": false,
+          "description": "Write the capture into your own S3-compatible bucket too (docs/destinations.md). An upload that fails is a 502 storage_destination_error, with no unit spent."
         }
       }
     },

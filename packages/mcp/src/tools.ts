@@ -143,6 +143,15 @@ async function capture(api: Shotsmith, args: Args): Promise<CallToolResult> {
   const full = await serviceCapture(api, asked);
   const target = typeof asked.url === 'string' ? asked.url : 'the document';
   const { facts, page } = splitAnswer(full);
+  if (full.image_url === undefined) {
+    // `storage.hosted: false`: the image is in the caller's bucket only, nothing to show here.
+    return {
+      content: [
+        text(`Captured ${target} into your bucket only (storage.hosted: false).`),
+        ...answerTexts(facts, page),
+      ],
+    };
+  }
   if (SHOWN_FORMATS[full.format] === undefined) {
     return {
       content: [
@@ -169,7 +178,8 @@ async function capture(api: Shotsmith, args: Args): Promise<CallToolResult> {
     });
   }
   const image = await downloadImage({
-    url: shown.image_url,
+    // The smaller capture asks for the same storage, so it is hosted too when the first was.
+    url: shown.image_url ?? full.image_url,
     origin: new URL(api.baseUrl).origin,
     format: shown.format,
   });

@@ -2,11 +2,13 @@
  * The domain's `Store` (domain/store.ts) over Kysely, on SQLite or PostgreSQL: one store per
  * file beside this one, composed here, and the transaction that runs them all in one.
  */
+
 import type { Kysely } from 'kysely';
 import type { Store } from '../../domain/store.ts';
 import { batchStore } from './batch-store.ts';
 import { billingStore } from './billing-store.ts';
 import type { DialectName } from './connect.ts';
+import { destinationStore } from './destination-store.ts';
 import type { HotPath } from './hot-path.ts';
 import { jobStore } from './job-store.ts';
 import { keyStore } from './key-store.ts';
@@ -38,6 +40,7 @@ export function createKyselyStore(
     batches: batchStore(db, dialect),
     webhooks: webhookStore(db, dialect),
     monitors: monitorStore(db, dialect),
+    destinations: destinationStore(db, dialect),
     // Inside a transaction the store already runs in it (Kysely does not nest them).
     transaction: (fn) =>
       db.isTransaction

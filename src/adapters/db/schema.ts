@@ -240,6 +240,24 @@ export interface MonitorsTable {
   failed_event_at: Millis | null;
 }
 
+export interface StorageDestinationsTable {
+  seq: Generated<number>;
+  id: string;
+  user_id: number;
+  name: string;
+  endpoint: string | null;
+  region: string;
+  bucket: string;
+  prefix: string;
+  access_key_id: string;
+  /** The secret access key, sealed (AES-256-GCM, the id as associated data). */
+  secret_sealed: string;
+  path_style: Flag;
+  acl: string;
+  created_at: Millis;
+  tested_at: Millis;
+}
+
 export interface MonitorRunsTable {
   seq: Generated<number>;
   id: string;
@@ -274,6 +292,7 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   monitors: MonitorsTable;
   monitor_runs: MonitorRunsTable;
+  storage_destinations: StorageDestinationsTable;
 }
 
 export type { Flag, Millis };

@@ -15,7 +15,12 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
  */
 export const CaptureAnswer = Type.Object({
   id: Type.Optional(Type.Integer({ description: 'Present only for listable (Pro) records.' })),
-  image_url: Type.String({ format: 'uri' }),
+  image_url: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description: 'Absent only with `storage.hosted: false` (no copy kept here).',
+    }),
+  ),
   cached: Type.Boolean(),
   expires_at: Type.String({ format: 'date-time' }),
   quota: Type.Object({ used: Type.Integer(), limit: Type.Integer() }),
@@ -67,6 +72,18 @@ export const CaptureAnswer = Type.Object({
       },
     ),
   ),
+  storage: Type.Optional(
+    Type.Object(
+      {
+        destination: Type.String(),
+        bucket: Type.String(),
+        key: Type.String({ description: "The image's key in the bucket, prefix included." }),
+        location: Type.String({ description: 'Its URL (public only with acl public-read).' }),
+        etag: Nullable(Type.String()),
+      },
+      { description: 'Only with `storage`: where the copy was written (docs/destinations.md).' },
+    ),
+  ),
   content_truncated: Type.Optional(
     Type.Boolean({
       description: `Only with \`content\`: a file was cut at ${BOUNDS.capture.maxContentBytes / 2 ** 20} MiB.`,
@@ -74,17 +91,24 @@ export const CaptureAnswer = Type.Object({
   ),
 });
 
-export type CaptureAnswer = Static<typeof CaptureAnswer>;
+/**
+ * The answer of a capture kept here, as nearly every one is (`image_url` present); what the
+ * route may answer is `AnyCaptureAnswer`: `storage.hosted: false` leaves `image_url` out.
+ */
+export type CaptureAnswer = Static<typeof CaptureAnswer> & { image_url: string };
+export type AnyCaptureAnswer = Static<typeof CaptureAnswer>;
 
 /** A capture's answer: the 201's JSON body, and an async job's result once it succeeded. */
 export function captureAnswer(
   ctx: { publicUrl: string },
-  outcome: Pick<CaptureOutcome, 'record' | 'cached' | 'quota'>,
-): CaptureAnswer {
+  outcome: Pick<CaptureOutcome, 'record' | 'cached' | 'quota' | 'storage'>,
+): AnyCaptureAnswer {
   const { record } = outcome;
+  const copy = outcome.storage ?? null;
   return {
     ...(record.listable ? { id: record.id } : {}),
-    image_url: imageUrl(ctx, record),
+    ...(copy?.hosted === false ? {} : { image_url: imageUrl(ctx, record) }),
+    ...(copy ? { storage: copy.delivered } : {}),
     cached: outcome.cached,
     expires_at: toIso(record.expiresAt),
     quota: outcome.quota,

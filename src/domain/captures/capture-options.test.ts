@@ -33,6 +33,7 @@ test('a bare request resolves every render option to its default', () => {
   assert.deepEqual(resolve({}, DEFAULT_PLANS.free), {
     fresh: false,
     cacheTtlMs: 900_000,
+    storage: null,
     render: {
       url: 'https://example.com/a',
       format: 'png',

@@ -19,6 +19,7 @@ import type {
   CredentialDigest,
   KeyedOptions,
   ResolvedCapture,
+  StorageRequest,
 } from './options/define.ts';
 import { delay } from './options/delay.ts';
 import { device } from './options/device.ts';
@@ -50,6 +51,7 @@ import { responseType } from './options/response-type.ts';
 import { scripts } from './options/scripts.ts';
 import { scrollIntoView } from './options/scroll-into-view.ts';
 import { selector } from './options/selector.ts';
+import { storage } from './options/storage.ts';
 import { styles } from './options/styles.ts';
 import { timezone } from './options/timezone.ts';
 import { url } from './options/url.ts';
@@ -135,6 +137,7 @@ export const CAPTURE_OPTIONS = [
   proxy,
   proxyCountry,
   geolocation,
+  storage,
 ] as const;
 
 type AnyOption = (typeof CAPTURE_OPTIONS)[number];
@@ -165,7 +168,12 @@ export function resolveCaptureOptions(
   input: CaptureInput,
   url: URL,
   plan: Readonly<Plan>,
-): { render: RenderOptions; fresh: boolean; cacheTtlMs: number } {
+): {
+  render: RenderOptions;
+  fresh: boolean;
+  cacheTtlMs: number;
+  storage: StorageRequest | null;
+} {
   const resolved: Partial<ResolvedCapture> = {};
   const fields = input as Record<string, unknown>;
   for (const option of CAPTURE_OPTIONS as readonly CaptureOption[]) {
@@ -173,8 +181,10 @@ export function resolveCaptureOptions(
     Object.assign(resolved, option.resolve(value, { plan, url, resolved, input: fields }));
   }
   // Every field is set: options/options.test.ts resolves a bare request and checks them all.
-  const { fresh, cacheTtlMs, ...render } = resolved as ResolvedCapture;
-  return { render, fresh, cacheTtlMs };
+  const { fresh, cacheTtlMs, storage: copy, ...render } = resolved as ResolvedCapture;
+  // No copy here: nothing cached to look up either.
+  if (copy?.hosted === false) return { render, fresh: true, cacheTtlMs: 0, storage: copy };
+  return { render, fresh, cacheTtlMs, storage: copy };
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ForegroundRenders } from '../../lib/foreground.ts';
 import type { SingleFlight } from '../../lib/single-flight.ts';
 import type { DomainContext } from '../context.ts';
+import type { DestinationWriter } from '../destinations/ports.ts';
 import type { AppError } from '../errors.ts';
 import type { ImageStorage } from '../image-storage.ts';
 import type { RevocationBus } from '../revocations.ts';
@@ -76,6 +77,8 @@ export interface CaptureContext extends DomainContext {
   resolutions: RequestResolutions;
   /** The operator's proxies a capture may name (PROXIES_FILE). */
   proxies: ProxyDirectory;
+  /** Writes into the accounts' own buckets (storage destinations). */
+  destinationWriter: DestinationWriter;
   revocations: RevocationBus;
   /** Identical captures in flight on this node run once. */
   flights: SingleFlight<FlightResult>;

@@ -3,7 +3,7 @@ import { deepFreeze } from '../../lib/deep-freeze.ts';
 import type { Plan } from '../plans.ts';
 import { type CaptureInput, cacheKeyFor, resolveCaptureOptions } from './capture-options.ts';
 import { captureTarget } from './capture-target.ts';
-import type { CredentialDigest } from './options/define.ts';
+import type { CredentialDigest, StorageRequest } from './options/define.ts';
 import type { TargetGuard } from './ports.ts';
 import { callerProxyHost, type ProxyDirectory } from './proxy-directory.ts';
 import { isProxyUrl } from './proxy-url.ts';
@@ -21,6 +21,8 @@ export interface Resolution {
   fresh: boolean;
   cacheTtlMs: number;
   cacheKey: string;
+  /** Where a copy goes (`storage`); null: nowhere. */
+  storage: StorageRequest | null;
 }
 
 /** Resolutions kept per plan, at most... */
@@ -113,7 +115,11 @@ export class RequestResolutions {
 
   #resolveAnew(input: CaptureInput, plan: Readonly<Plan>, cacheOwner: string): Resolution {
     const target = captureTarget(this.#guard, input);
-    const { render, fresh, cacheTtlMs } = resolveCaptureOptions(input, target.navigation, plan);
+    const { render, fresh, cacheTtlMs, storage } = resolveCaptureOptions(
+      input,
+      target.navigation,
+      plan,
+    );
     if (target.checked !== null) this.#guard.screen(target.checked);
     this.#proxies.check(render.proxy);
     const proxyHost = callerProxyHost(render.proxy);
@@ -124,6 +130,7 @@ export class RequestResolutions {
       fresh,
       cacheTtlMs,
       cacheKey: cacheKeyFor(cacheOwner, { ...render, cacheTtlMs }, this.#digest),
+      storage,
     };
   }
 }

@@ -1,8 +1,12 @@
 import { BOUNDS } from '../bounds.ts';
+import { type Delivered, deliver, destinationFor } from '../destinations/deliver.ts';
+import type { StorageDestination } from '../destinations/store.ts';
 import { AppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { ScreenshotRecord } from '../store.ts';
 import type { CaptureInput } from './capture-options.ts';
+import { storedKeys } from './formats.ts';
+import type { StorageRequest } from './options/define.ts';
 import type { CaptureContext, Unpaid } from './ports.ts';
 import { callerProxyHost } from './proxy-directory.ts';
 import { renderAndStore } from './render-and-store.ts';
@@ -163,6 +167,9 @@ export interface CaptureOutcome<Q extends Quota | null = Quota> {
   renderMs: number | null;
   /** The image's bytes when this node rendered them for this request; null for a cache hit. */
   image: Buffer | null;
+  /** Where the copy went (`storage`); null: nowhere. Without a copy here (`hosted: false`)
+   * the record is gone already, and the answer has no image_url. */
+  storage?: { delivered: Delivered; hosted: boolean } | null;
 }
 
 /** The outcome for a caller charged per render: no quota to report when it took no unit. */
@@ -186,6 +193,10 @@ export async function runCapture<Q extends Quota | null>(
 ): Promise<CaptureOutcome<Q>> {
   const { caller, input } = options;
   const resolution = ctx.resolutions.resolve(input, caller);
+  // An unknown destination is a 400 before the bill, as any invalid option.
+  const destination = resolution.storage
+    ? await destinationFor(ctx, caller.userId, resolution.storage)
+    : null;
   const lookup = await lookUpCache(ctx, caller, resolution).then(
     (hit) => ({ hit, error: null as { cause: unknown } | null }),
     (cause: unknown) => ({ hit: null, error: { cause } }),
@@ -197,12 +208,45 @@ export async function runCapture<Q extends Quota | null>(
       lookup.hit ?? (await rendered(ctx, caller, resolution, bill));
     caller.signal?.throwIfAborted();
     if (caller.keyId !== undefined && !keyChecked) await assertKeyActive(ctx, caller.keyId);
+    const storage =
+      destination && resolution.storage
+        ? await copied(ctx, { destination, request: resolution.storage, outcome })
+        : null;
     await bill.keep();
-    return { ...outcome, quota: bill.quota() };
+    return { ...outcome, quota: bill.quota(), storage };
   } catch (err) {
     await bill.release();
     throw caller.signal?.aborted ? caller.signal.reason : err;
   }
+}
+
+/**
+ * The capture's copy in the account's bucket. When the upload fails, a record this request
+ * rendered is dropped (nothing left hosted for a failed capture); without a copy here
+ * (`hosted: false`), it is dropped once the upload succeeded.
+ */
+async function copied(
+  ctx: CaptureContext,
+  parts: {
+    destination: StorageDestination;
+    request: StorageRequest;
+    outcome: Omit<CaptureOutcome, 'quota'>;
+  },
+): Promise<{ delivered: Delivered; hosted: boolean }> {
+  const { destination, request, outcome } = parts;
+  const drop = async () => {
+    const gone = await ctx.store.screenshots.deleteForUser(destination.userId, outcome.record.id);
+    if (gone) await Promise.all(storedKeys(gone).map((key) => ctx.storage.delete(key)));
+  };
+  let delivered: Delivered;
+  try {
+    delivered = await deliver(ctx, { destination, request, ...outcome });
+  } catch (err) {
+    if (outcome.renderMs !== null) await drop().catch(() => {});
+    throw err;
+  }
+  if (!request.hosted) await drop();
+  return { delivered, hosted: request.hosted };
 }
 
 const revoked = () => new AppError('unauthorized', 'unauthorized');

@@ -2,6 +2,7 @@ import { monthBounds, toIso } from '../../lib/time.ts';
 import type { CaptureInput } from '../captures/capture-options.ts';
 import { CAPTURE_OPTIONS } from '../captures/capture-options.ts';
 import { reserveMonthly } from '../captures/capture-screenshot.ts';
+import { destinationFor } from '../destinations/deliver.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { CaptureJob, NewJob, User } from '../store.ts';
@@ -41,6 +42,18 @@ export async function enqueueBatch(
     );
   }
   const captures = input.requests.map((request, index) => checkRequest(ctx, plan, request, index));
+  // Each destination named, the account's own (a 400 naming the request otherwise).
+  for (const [index, capture] of captures.entries()) {
+    const copy = (capture as { storage?: { destination: string } }).storage;
+    if (copy === undefined) continue;
+    await destinationFor(ctx, user.id, {
+      destination: copy.destination,
+      path: '',
+      hosted: true,
+    }).catch((err: unknown) => {
+      throw isAppError(err) ? new AppError(err.code, `requests[${index}].${err.message}`) : err;
+    });
+  }
   const webhookUrl =
     input.webhook_url === undefined
       ? null

@@ -3,6 +3,7 @@ import { resolveCaptureOptions } from '../captures/capture-options.ts';
 import { reserveMonthly } from '../captures/capture-screenshot.ts';
 import { captureTarget } from '../captures/capture-target.ts';
 import type { TargetGuard } from '../captures/ports.ts';
+import { destinationFor } from '../destinations/deliver.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
 import type { CaptureJob, NewJob, User } from '../store.ts';
@@ -25,6 +26,8 @@ export async function enqueueCapture(
   const plan = ctx.plans[user.plan];
   const { async: _async, webhook_url: hook, ...capture } = input;
   checkCapture(ctx, plan, input);
+  if (input.storage)
+    await destinationFor(ctx, user.id, { ...input.storage, path: '', hosted: true });
   const webhookUrl = hook === undefined ? null : await checkWebhookUrl(ctx.guard, hook, user);
   const id = newJobId();
 

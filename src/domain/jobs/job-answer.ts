@@ -1,6 +1,6 @@
 import { randomBase62 } from '../../lib/crypto.ts';
 import { toIso } from '../../lib/time.ts';
-import type { CaptureAnswer } from '../captures/capture-answer.ts';
+import type { AnyCaptureAnswer } from '../captures/capture-answer.ts';
 import type { CaptureBatch, CaptureJob } from '../store.ts';
 
 /** `job_` + 24 base62 characters: an async capture's id, distinct from record ids. */
@@ -13,7 +13,7 @@ export const isBatchId = (id: string): boolean => /^bat_[0-9A-Za-z]{24}$/.test(i
 export const newDeliveryId = (): string => `msg_${randomBase62(24)}`;
 
 /** What a succeeded job keeps of its capture: the answer, the record's id renamed. */
-export function jobResult(answer: CaptureAnswer): Record<string, unknown> {
+export function jobResult(answer: AnyCaptureAnswer): Record<string, unknown> {
   const { id, ...rest } = answer;
   return { ...rest, ...(id !== undefined ? { screenshot_id: id } : {}) };
 }

@@ -3,6 +3,7 @@ import type { CaptureInput } from '../captures/capture-options.ts';
 import { storedKeys } from '../captures/formats.ts';
 import { decodeCursor, encodeCursor } from '../captures/list-screenshots.ts';
 import { planRestriction } from '../captures/options/define.ts';
+import { destinationFor } from '../destinations/deliver.ts';
 import { AppError, isAppError } from '../errors.ts';
 import { checkCapture, checkWebhookUrl } from '../jobs/enqueue-capture.ts';
 import { sealCredentials } from '../jobs/job-credentials.ts';
@@ -74,6 +75,13 @@ function checkOptions(
       throw new AppError('invalid_request', `options.${field}: not allowed in a monitor's options`);
     }
   }
+  const copy = input.options.storage as { hosted?: unknown } | undefined;
+  if (copy?.hosted === false) {
+    throw new AppError(
+      'invalid_request',
+      'options.storage.hosted: a monitor compares each run with the last image it keeps here',
+    );
+  }
   if (input.options.format === 'pdf') {
     throw new AppError(
       'invalid_request',
@@ -119,6 +127,16 @@ export async function createMonitor(
   };
   const ignore = body.ignore_selectors ?? [];
   checkOptions(ctx, plan, input, ignore);
+  const copy = input.options.storage as { destination?: unknown } | undefined;
+  if (copy !== undefined) {
+    await destinationFor(ctx, user.id, {
+      destination: String(copy.destination),
+      path: '',
+      hosted: true,
+    }).catch((err: unknown) => {
+      throw isAppError(err) ? new AppError(err.code, `options.${err.message}`) : err;
+    });
+  }
   const webhookUrl =
     body.webhook_url === undefined
       ? null

@@ -150,6 +150,8 @@ export interface paths {
                                 max_monitors: number;
                                 /** @description The shortest `every` a monitor may have, in minutes. */
                                 min_monitor_interval: number;
+                                /** @description Storage destinations (your own buckets) one account may have; 0: none. */
+                                storage_destinations: number;
                                 /** @description Captures through a proxy (`proxy`, `proxy_country`; GET /v1/proxies). */
                                 proxies: boolean;
                             }[];
@@ -1673,6 +1675,15 @@ export interface paths {
                             /** @description Metres; default 100. */
                             accuracy?: number;
                         };
+                        /** @description Write the capture into your own S3-compatible bucket too (docs/destinations.md). An upload that fails is a 502 storage_destination_error, with no unit spent. */
+                        storage?: {
+                            /** @description One of your storage destinations (POST /v1/storage-destinations). */
+                            destination: string;
+                            /** @description The key under the destination's prefix; fields {id} {hash} {ext} {year} {month} {day} {host}. Default "{id}.{ext}". */
+                            path?: string;
+                            /** @description false: no copy is kept here (no image_url); always rendered anew. */
+                            hosted?: boolean;
+                        };
                     };
                 };
             };
@@ -1686,8 +1697,11 @@ export interface paths {
                         "application/json": {
                             /** @description Present only for listable (Pro) records. */
                             id?: number;
-                            /** Format: uri */
-                            image_url: string;
+                            /**
+                             * Format: uri
+                             * @description Absent only with `storage.hosted: false` (no copy kept here).
+                             */
+                            image_url?: string;
                             cached: boolean;
                             /** Format: date-time */
                             expires_at: string;
@@ -1743,6 +1757,16 @@ export interface paths {
                                  * @description The DOM as Markdown.
                                  */
                                 markdown?: string;
+                            };
+                            /** @description Only with `storage`: where the copy was written (docs/destinations.md). */
+                            storage?: {
+                                destination: string;
+                                bucket: string;
+                                /** @description The image's key in the bucket, prefix included. */
+                                key: string;
+                                /** @description Its URL (public only with acl public-read). */
+                                location: string;
+                                etag: string | null;
                             };
                             /** @description Only with `content`: a file was cut at 5 MiB. */
                             content_truncated?: boolean;
@@ -2088,6 +2112,15 @@ export interface paths {
                                 longitude: number;
                                 /** @description Metres; default 100. */
                                 accuracy?: number;
+                            };
+                            /** @description Write the capture into your own S3-compatible bucket too (docs/destinations.md). An upload that fails is a 502 storage_destination_error, with no unit spent. */
+                            storage?: {
+                                /** @description One of your storage destinations (POST /v1/storage-destinations). */
+                                destination: string;
+                                /** @description The key under the destination's prefix; fields {id} {hash} {ext} {year} {month} {day} {host}. Default "{id}.{ext}". */
+                                path?: string;
+                                /** @description false: no copy is kept here (no image_url); always rendered anew. */
+                                hosted?: boolean;
                             };
                         }[];
                         /** @description Where every job's `screenshot.*` event and the batch's `batch.completed` are POSTed (Standard Webhooks signature), under the same address rules as `url`. */
@@ -2497,6 +2530,522 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/storage-destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's storage destinations, oldest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            data: {
+                                id: string;
+                                name: string;
+                                /** @description null: AWS S3, the region's endpoint. */
+                                endpoint: string | null;
+                                region: string;
+                                bucket: string;
+                                /** @description Every key the service writes starts with it ("" for none). */
+                                prefix: string;
+                                path_style: boolean;
+                                acl: "private" | "public-read";
+                                /** Format: date-time */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description The last test write that succeeded.
+                                 */
+                                tested_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Add a storage destination (your own S3-compatible bucket), tested first */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Your name for it. */
+                        name: string;
+                        /** @description https://host[:port] of an S3-compatible store (R2, MinIO, ...); absent: AWS S3. http only for a host:port EGRESS_ALLOWLIST names. */
+                        endpoint?: string;
+                        /** @description eu-west-1; `auto` for R2. */
+                        region: string;
+                        bucket: string;
+                        /** @description Keys start with it. */
+                        prefix?: string;
+                        access_key_id: string;
+                        /** @description Sealed at rest, never answered. */
+                        secret_access_key: string;
+                        /** @description Default: true with an endpoint, false for AWS. */
+                        path_style?: boolean;
+                        acl?: "private" | "public-read";
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @description null: AWS S3, the region's endpoint. */
+                            endpoint: string | null;
+                            region: string;
+                            bucket: string;
+                            /** @description Every key the service writes starts with it ("" for none). */
+                            prefix: string;
+                            path_style: boolean;
+                            acl: "private" | "public-read";
+                            /** Format: date-time */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description The last test write that succeeded.
+                             */
+                            tested_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request; the message names the problem. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Cross-site request refused. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/storage-destinations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One storage destination */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The destination id, `dst_...`. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @description null: AWS S3, the region's endpoint. */
+                            endpoint: string | null;
+                            region: string;
+                            bucket: string;
+                            /** @description Every key the service writes starts with it ("" for none). */
+                            prefix: string;
+                            path_style: boolean;
+                            acl: "private" | "public-read";
+                            /** Format: date-time */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description The last test write that succeeded.
+                             */
+                            tested_at: string;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not found. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a storage destination (the objects in the bucket stay) */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The destination id, `dst_...`. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            success: boolean;
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Cross-site request refused. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not found. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/storage-destinations/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Test a storage destination again (a write and a delete) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The destination id, `dst_...`. */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @description null: AWS S3, the region's endpoint. */
+                            endpoint: string | null;
+                            region: string;
+                            bucket: string;
+                            /** @description Every key the service writes starts with it ("" for none). */
+                            prefix: string;
+                            path_style: boolean;
+                            acl: "private" | "public-read";
+                            /** Format: date-time */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description The last test write that succeeded.
+                             */
+                            tested_at: string;
+                        };
+                    };
+                };
+                /** @description Malformed request; the message names the problem. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Missing or invalid credentials. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Cross-site request refused. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Not found. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description Rate limit exceeded (docs/errors.md). */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            error: string;
+                            message: string;
+                            /** @enum {boolean} */
+                            success: false;
+                            limit: number;
+                            used: number;
+                            remaining: number;
+                            /** @description Unix seconds when the window resets. */
+                            reset_time: number;
+                            plan?: string;
+                        };
+                    };
+                };
+                /** @description Unexpected server error. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -2954,6 +3503,15 @@ export interface paths {
                                 longitude: number;
                                 /** @description Metres; default 100. */
                                 accuracy?: number;
+                            };
+                            /** @description Write the capture into your own S3-compatible bucket too (docs/destinations.md). An upload that fails is a 502 storage_destination_error, with no unit spent. */
+                            storage?: {
+                                /** @description One of your storage destinations (POST /v1/storage-destinations). */
+                                destination: string;
+                                /** @description The key under the destination's prefix; fields {id} {hash} {ext} {year} {month} {day} {host}. Default "{id}.{ext}". */
+                                path?: string;
+                                /** @description false: no copy is kept here (no image_url); always rendered anew. */
+                                hosted?: boolean;
                             };
                         };
                         /** @description How often it runs; not below the plan's min_monitor_interval. */
@@ -4451,6 +5009,15 @@ export interface paths {
                                 longitude: number;
                                 /** @description Metres; default 100. */
                                 accuracy?: number;
+                            };
+                            /** @description Write the capture into your own S3-compatible bucket too (docs/destinations.md). An upload that fails is a 502 storage_destination_error, with no unit spent. */
+                            storage?: {
+                                /** @description One of your storage destinations (POST /v1/storage-destinations). */
+                                destination: string;
+                                /** @description The key under the destination's prefix; fields {id} {hash} {ext} {year} {month} {day} {host}. Default "{id}.{ext}". */
+                                path?: string;
+                                /** @description false: no copy is kept here (no image_url); always rendered anew. */
+                                hosted?: boolean;
                             };
                         };
                         /** @description How often it runs; not below the plan's min_monitor_interval. */

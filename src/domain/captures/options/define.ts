@@ -15,6 +15,15 @@ export interface ResolvedCapture extends RenderOptions {
   fresh: boolean;
   /** How old a cached result this request accepts (0: none). */
   cacheTtlMs: number;
+  /** Where a copy of the result goes (`storage`); null: nowhere but here. */
+  storage: StorageRequest | null;
+}
+
+/** `storage`: a destination of the account's, the object's path template, a copy kept here. */
+export interface StorageRequest {
+  destination: string;
+  path: string;
+  hosted: boolean;
 }
 
 /**

@@ -28,6 +28,9 @@ const PlanItem = Type.Object({
   min_monitor_interval: Type.Integer({
     description: 'The shortest `every` a monitor may have, in minutes.',
   }),
+  storage_destinations: Type.Integer({
+    description: 'Storage destinations (your own buckets) one account may have; 0: none.',
+  }),
   proxies: Type.Boolean({
     description: 'Captures through a proxy (`proxy`, `proxy_country`; GET /v1/proxies).',
   }),

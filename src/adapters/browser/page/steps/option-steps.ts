@@ -371,6 +371,7 @@ export const OPTION_STEPS = {
   // Which context the capture runs in, and where its traffic goes (page-pool.ts, lanes).
   proxy: {},
   proxy_country: {},
+  storage: {}, // where a copy of the result goes afterwards
   // The position; the permission is the context's (capture-page.ts, geolocation).
   geolocation: {
     emulate: (cdp, o) =>
