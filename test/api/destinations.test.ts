@@ -248,6 +248,54 @@ for (const db of ['sqlite', 'postgres'] as const satisfies readonly DbKind[]) {
       }
     });
 
+    it("a monitor's runs land in the bucket", async () => {
+      const created = await call('POST', '/v1/monitors', {
+        json: {
+          url: `${site.origin}/page?monitor=1`,
+          every: '1d',
+          options: {
+            width: 320,
+            height: 200,
+            storage: { destination, path: 'monitor/{id}.{ext}' },
+          },
+        },
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const id = String(created.body.id);
+      for (let n = 0; n < 2; n++) {
+        const started = await call('POST', `/v1/monitors/${id}/run`);
+        assert.equal(started.status, 202, JSON.stringify(started.body));
+        const runId = String(started.body.id);
+        const end = Date.now() + 60_000;
+        for (;;) {
+          const runs = await call('GET', `/v1/monitors/${id}/runs`);
+          const run = (runs.body.data as Array<{ id: string; status: string }>).find(
+            (r) => r.id === runId,
+          );
+          if (run && run.status !== 'running') {
+            assert.equal(run.status, 'succeeded', JSON.stringify(run));
+            break;
+          }
+          assert.ok(Date.now() < end, 'the run ended in time');
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      }
+      const listed = await bucket.send(
+        new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `shots-${db}/monitor/` }),
+      );
+      assert.equal(listed.KeyCount, 2, 'one object a run');
+      // hosted: false is refused for a monitor, which compares with what it keeps here.
+      const refused = await call('POST', '/v1/monitors', {
+        json: {
+          url: `${site.origin}/page?monitor=2`,
+          every: '1d',
+          options: { storage: { destination, hosted: false } },
+        },
+      });
+      assert.equal(refused.status, 400);
+      await call('DELETE', `/v1/monitors/${id}`);
+    });
+
     it('an upload that fails is a 502 with no unit spent and nothing hosted', async () => {
       const start = await used();
       // The customer's store goes away after the destination was made.
