@@ -35,7 +35,20 @@ for (const db of ['sqlite', 'postgres'] as const satisfies readonly DbKind[]) {
       t = await startApp({
         db,
         env: {
-          EGRESS_ALLOWLIST: `${site.hostPort},${new URL(s3.endpoint).host}`,
+          EGRESS_ALLOWLIST: [
+            site.hostPort,
+            new URL(s3.endpoint).host,
+            `minio.test:${new URL(s3.endpoint).port}`,
+          ].join(','),
+        },
+        // Names only the egress rules' resolver knows (no real DNS): minio.test is the store,
+        // rebind.test a name that resolves to a private address.
+        resolver: {
+          resolve: async (name) => {
+            if (name === 'minio.test') return { addresses: ['127.0.0.1'] };
+            if (name === 'rebind.test') return { addresses: ['10.0.0.7'] };
+            throw new Error(`no such name in this test: ${name}`);
+          },
         },
         plans: { pro: { rate_per_minute: 1000 } },
       });
@@ -135,6 +148,25 @@ for (const db of ['sqlite', 'postgres'] as const satisfies readonly DbKind[]) {
       }
       const list = await call('GET', '/v1/storage-destinations');
       assert.equal((list.body.data as unknown[]).length, 1);
+    });
+
+    it("connects to the address the egress rules checked, by the rules' own resolver", async () => {
+      const port = new URL(s3.endpoint).port;
+      // minio.test resolves only through the egress resolver: that the store answered at all
+      // (s3rver takes a bucket name from a named host, so it answers NoSuchBucket) shows the
+      // connection went to the address the rules checked.
+      const named = await call('POST', '/v1/storage-destinations', {
+        json: destinationBody({ endpoint: `http://minio.test:${port}`, name: 'by name' }),
+      });
+      assert.equal(named.body.code, 'storage_test_failed', JSON.stringify(named.body));
+      assert.match(String(named.body.error), /NoSuchBucket \(HTTP 404\)/);
+      // A name that resolves to a private address is refused when connecting.
+      const rebind = await call('POST', '/v1/storage-destinations', {
+        json: destinationBody({ endpoint: 'https://rebind.test' }),
+      });
+      assert.equal(rebind.status, 400, JSON.stringify(rebind.body));
+      assert.equal(rebind.body.code, 'url_not_allowed');
+      assert.match(String(rebind.body.error), /^endpoint /);
     });
 
     it('judges the endpoint by the egress rules before any connection', async () => {
