@@ -79,6 +79,7 @@ describe('documentation site', () => {
       'capture_element',
       'list_devices',
       'list_proxies',
+      'list_storage_destinations',
       'get_usage',
       'create_monitor',
       'list_monitor_changes',

@@ -205,7 +205,7 @@ describe('shotsmith monitor', () => {
     assert.match(help.stdout, /shotsmith monitor create <url> --every 15m\|1h\|6h\|1d\|7d/);
     assert.match(help.stdout, /shotsmith monitor runs <id> \[--changed\]/);
     assert.match((await ok(['monitor', '--help'], env)).stdout, /^shotsmith monitor:/);
-    assert.match((await ok(['help'], env)).stdout, /shotsmith help \[monitor\]/);
+    assert.match((await ok(['help'], env)).stdout, /shotsmith help \[monitor\|destinations\]/);
 
     const url = `${site.origin}/status`;
     const cases: Array<[string, string[], Record<string, string>, number, RegExp]> = [

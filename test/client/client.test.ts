@@ -1,6 +1,6 @@
 /**
  * The client library (packages/client) against a real running service: every programmatic
- * endpoint, typed errors with the spec's fields, retries that honour Retry-After, the
+ * endpoint (storage destinations against an S3-compatible server, bucket-fixtures.ts), typed errors with the spec's fields, retries that honour Retry-After, the
  * signed-link builder and the webhook verifier held to the server's own implementations.
  */
 import assert from 'node:assert/strict';
@@ -21,6 +21,7 @@ import { account, type TestPlan } from '../helpers/accounts.ts';
 import { startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, imageSize, page, sleep, startSite } from '../helpers/fixtures.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.ts';
+import { startBucket, type TestBucket } from './bucket-fixtures.ts';
 import {
   GEOLOCATION,
   LOCATED_PAGE,
@@ -49,6 +50,7 @@ describe('client library against the service', () => {
   let site: FixtureSite;
   let hooks: WebhookReceiver;
   let proxies: OperatorProxies;
+  let bucket: TestBucket;
   const held: Array<() => void> = [];
   before(async () => {
     site = await startSite({
@@ -64,10 +66,11 @@ describe('client library against the service', () => {
     });
     hooks = await startWebhookReceiver();
     proxies = await operatorProxies();
+    bucket = await startBucket();
     t = await startApp({
       db: 'sqlite',
       env: {
-        EGRESS_ALLOWLIST: `${site.hostPort},${hooks.hostPort}`,
+        EGRESS_ALLOWLIST: `${site.hostPort},${hooks.hostPort},${bucket.hostPort}`,
         RENDER_CONCURRENCY: '1',
         RENDER_QUEUE: '0',
         PROXIES_FILE: proxies.file,
@@ -81,6 +84,7 @@ describe('client library against the service', () => {
     await site?.close();
     await hooks?.close();
     await proxies?.close();
+    await bucket?.close();
   });
 
   /** A new account with a key (accounts.ts), and a client with that key. */
@@ -175,6 +179,88 @@ describe('client library against the service', () => {
     assert.deepEqual([plan.status, plan.code], [400, 'plan_restriction']);
     const nobody = new Shotsmith({ apiKey: 'sk_live_nope', baseUrl: t.url });
     assert.equal((await refusal(nobody.proxies())).status, 401);
+  });
+
+  it('adds, lists, tests and deletes storage destinations, and captures into one (Pro)', async () => {
+    const { api } = await withClient('pro');
+    const made = await api.destinations.create(bucket.destination({ name: 'ts', prefix: 'ts' }));
+    assert.match(made.id, /^dst_[0-9A-Za-z]{24}$/);
+    assert.deepEqual(
+      [made.name, made.endpoint, made.bucket, made.prefix, made.path_style, made.acl],
+      ['ts', bucket.s3.endpoint, bucket.s3.bucket, 'ts', true, 'private'],
+    );
+    assert.ok(
+      !('secret_access_key' in made) && !('access_key_id' in made),
+      'never the credentials',
+    );
+    assert.deepEqual(await api.destinations.list(), { data: [made] });
+    assert.deepEqual(await api.destinations.get(made.id), made);
+    const tested = await api.destinations.test(made.id);
+    assert.equal(tested.id, made.id);
+    assert.ok(tested.tested_at >= made.tested_at);
+
+    const url = `${site.origin}/?client-storage`;
+    const result = await api.capture({
+      url,
+      width: 320,
+      height: 200,
+      storage: { destination: made.id, path: '{host}/{id}.{ext}' },
+    });
+    const copy = result.storage;
+    assert.ok(copy, JSON.stringify(result));
+    assert.deepEqual([copy.destination, copy.bucket], [made.id, bucket.s3.bucket]);
+    assert.match(copy.key, /^ts\/127\.0\.0\.1\/[^/]+\.png$/);
+    const object = await bucket.object(copy.key);
+    assert.equal(object.type, 'image/png');
+    const hosted = await fetch(result.image_url ?? '');
+    assert.deepEqual(Buffer.from(await hosted.arrayBuffer()), object.bytes, 'the same image');
+    // hosted: false keeps it in the bucket only.
+    const only = await api.capture({
+      url: `${url}-only`,
+      width: 320,
+      height: 200,
+      storage: { destination: made.id, hosted: false },
+    });
+    assert.equal(only.image_url, undefined);
+    assert.ok((await bucket.object(only.storage?.key ?? '')).bytes.length > 100);
+
+    // What the bucket refuses is typed, with the provider's code; nothing is saved.
+    const refused = await refusal(
+      api.destinations.create(bucket.destination({ bucket: 'no-such-bucket-here' })),
+    );
+    assert.deepEqual([refused.status, refused.code], [400, 'storage_test_failed']);
+    assert.match(refused.message, /NoSuchBucket/);
+    const privateEndpoint = await refusal(
+      api.destinations.create(bucket.destination({ endpoint: 'http://10.0.0.5:9000' })),
+    );
+    assert.deepEqual([privateEndpoint.status, privateEndpoint.code], [400, 'url_not_allowed']);
+    // A bucket that goes away after: the upload is a 502, and a test says so too.
+    const spare = await bucket.spareBucket('client-spare');
+    const doomed = await api.destinations.create(
+      bucket.destination({ name: 'doomed', bucket: spare.name }),
+    );
+    await spare.remove();
+    const failed = await refusal(
+      api.capture({ url: `${url}-gone`, storage: { destination: doomed.id } }),
+    );
+    assert.deepEqual([failed.status, failed.code], [502, 'storage_destination_error']);
+    assert.match(failed.message, /NoSuchBucket/);
+    const retested = await refusal(api.destinations.test(doomed.id));
+    assert.deepEqual([retested.status, retested.code], [400, 'storage_test_failed']);
+
+    await api.destinations.delete(made.id);
+    await api.destinations.delete(doomed.id);
+    assert.deepEqual(await api.destinations.list(), { data: [] });
+    assert.equal((await refusal(api.destinations.get(made.id))).status, 404);
+    assert.equal((await refusal(api.destinations.delete(made.id))).status, 404);
+    // What the deleted destination wrote stays in the bucket.
+    assert.equal((await bucket.keys('ts/')).length, 2);
+
+    // Free: nothing to list, and adding one is the plan's refusal.
+    const free = await withClient('free');
+    assert.deepEqual(await free.api.destinations.list(), { data: [] });
+    const plan = await refusal(free.api.destinations.create(bucket.destination()));
+    assert.deepEqual([plan.status, plan.code], [400, 'plan_restriction']);
   });
 
   it('turns refusals into typed errors with the spec fields', async () => {

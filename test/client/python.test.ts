@@ -1,7 +1,8 @@
 /**
  * The Python client (packages/python) against a real running service: this starts the
- * service (its PROXIES_FILE naming loopback proxies, proxy-fixtures.ts), a fixture site, a
- * Free and a Pro account, and runs the client's unittest suite
+ * service (its PROXIES_FILE naming loopback proxies, proxy-fixtures.ts), a fixture site, an
+ * S3-compatible bucket (bucket-fixtures.ts), a Free and a Pro account, and runs the client's
+ * unittest suite
  * (`python3 -m unittest discover -s packages/python/tests -v`) as a child process with their
  * addresses and keys in SHOTSMITH_TEST_* variables. The suite's service-backed tests refuse to
  * skip when SHOTSMITH_TEST_REQUIRE is set, so a missing variable is a failure here, as is any
@@ -17,6 +18,7 @@ import { account } from '../helpers/accounts.ts';
 import { freePort, startApp, type TestApp } from '../helpers/app.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { runProcess } from '../helpers/subprocess.ts';
+import { S3RVER_CREDENTIAL, startBucket, type TestBucket } from './bucket-fixtures.ts';
 import {
   LOCATED_PAGE,
   LOCKED_PROXY_ID,
@@ -36,18 +38,20 @@ describe('Python client', () => {
   let site: FixtureSite;
   let hookPort: number;
   let proxies: OperatorProxies;
+  let bucket: TestBucket;
   before(async () => {
     site = await startSite({
       '/': page('<h1 style="font:40px sans-serif">python</h1>'),
       '/located': LOCATED_PAGE,
     });
     proxies = await operatorProxies();
+    bucket = await startBucket();
     // The Python suite's webhook receiver listens here; the service may deliver to it.
     hookPort = await freePort();
     t = await startApp({
       db: 'sqlite',
       env: {
-        EGRESS_ALLOWLIST: `${site.hostPort},127.0.0.1:${hookPort}`,
+        EGRESS_ALLOWLIST: `${site.hostPort},127.0.0.1:${hookPort},${bucket.hostPort}`,
         PROXIES_FILE: proxies.file,
       },
       plans: { free: { rate_per_minute: 1000, monthly_quota: 50 }, pro: { rate_per_minute: 1000 } },
@@ -57,6 +61,7 @@ describe('Python client', () => {
     await t?.close();
     await site?.close();
     await proxies?.close();
+    await bucket?.close();
   });
 
   it('passes its unittest suite against the service', async () => {
@@ -120,6 +125,10 @@ describe('Python client', () => {
           SHOTSMITH_TEST_PROXY_ID: PROXY_ID,
           SHOTSMITH_TEST_PROXY_COUNTRY: PROXY_COUNTRY,
           SHOTSMITH_TEST_LOCKED_PROXY_ID: LOCKED_PROXY_ID,
+          SHOTSMITH_TEST_S3_ENDPOINT: bucket.s3.endpoint,
+          SHOTSMITH_TEST_S3_BUCKET: bucket.s3.bucket,
+          SHOTSMITH_TEST_S3_ACCESS_KEY_ID: S3RVER_CREDENTIAL,
+          SHOTSMITH_TEST_S3_SECRET_ACCESS_KEY: S3RVER_CREDENTIAL,
         },
         timeoutMs: PYTHON_TIMEOUT_MS,
       },
@@ -134,6 +143,14 @@ describe('Python client', () => {
     // The Python captures that named the proxy, or its country, went through it.
     for (const query of ['python-proxy', 'python-country']) {
       assert.ok(proxies.carried(`${site.origin}/located?${query}`), query);
+    }
+    // The Python captures into the destination landed in the bucket: a PNG each.
+    const landed = await bucket.keys('python/');
+    assert.equal(landed.length, 2, JSON.stringify(landed));
+    for (const key of landed) {
+      const object = await bucket.object(key);
+      assert.equal(object.type, 'image/png', key);
+      assert.deepEqual(object.bytes.subarray(1, 4), Buffer.from('PNG'), key);
     }
   });
 });

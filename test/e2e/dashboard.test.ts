@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
 import { BOUNDS } from '../../src/domain/bounds.ts';
+import { S3RVER_CREDENTIAL, startBucket, type TestBucket } from '../client/bucket-fixtures.ts';
 import { PASSWORD, startApp, type TestApp, uniqueEmail } from '../helpers/app.ts';
 import { type FixtureSite, page as html, sleep, startSite } from '../helpers/fixtures.ts';
 import {
@@ -20,7 +21,8 @@ import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhooks.
 /**
  * The dashboard in Chromium against the real app: one new user's whole journey, in order
  * (each step builds on the previous one), then the login errors and a keyboard-only signup
- * in fresh contexts.
+ * in fresh contexts. The user's own bucket is s3rver on loopback (bucket-fixtures.ts), which
+ * EGRESS_ALLOWLIST lets the service reach.
  */
 describe('dashboard (browser)', () => {
   let t: TestApp;
@@ -33,6 +35,7 @@ describe('dashboard (browser)', () => {
   let apiKey = '';
   let signingSecret = '';
   let hooks: WebhookReceiver;
+  let bucket: TestBucket;
 
   before(async () => {
     await buildWeb();
@@ -41,9 +44,10 @@ describe('dashboard (browser)', () => {
       '/pro': html('<main style="font:48px sans-serif;padding:40px;background:#bbf7d0">Pro</main>'),
     });
     hooks = await startWebhookReceiver();
+    bucket = await startBucket();
     t = await startApp({
       db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: `${site.hostPort},${hooks.hostPort}` },
+      env: { EGRESS_ALLOWLIST: `${site.hostPort},${hooks.hostPort},${bucket.hostPort}` },
     });
     browser = await launchBrowser();
     ({ context, problems } = await newContext(browser, { origin: t.url }));
@@ -54,6 +58,7 @@ describe('dashboard (browser)', () => {
     await t?.close();
     await site?.close();
     await hooks?.close();
+    await bucket?.close();
   });
 
   const heading = (name: string) => page.getByRole('heading', { level: 1, name, exact: true });
@@ -362,6 +367,26 @@ describe('dashboard (browser)', () => {
     await snapshot(page, 'dashboard-screenshots-free');
   });
 
+  it('explains that storage destinations are a Pro feature on Free', async () => {
+    await nav('Storage').click();
+    await heading('Storage').waitFor();
+    await page.getByRole('heading', { name: 'Storage destinations are a Pro feature' }).waitFor();
+    // The Pro plan's number, read from the plans.
+    await page.getByText(/On Pro you keep up to 5 buckets/).waitFor();
+    assert.equal(await page.getByLabel('Secret access key').count(), 0, 'no form on Free');
+    await snapshot(page, 'dashboard-storage-free');
+    // Nor a storage section in the playground.
+    await nav('Playground').click();
+    await heading('Playground').waitFor();
+    assert.equal(
+      await page
+        .locator('summary')
+        .filter({ hasText: /^Storage$/ })
+        .count(),
+      0,
+    );
+  });
+
   it('upgrades through the local checkout and sees Pro', async () => {
     await nav('Billing').click();
     await heading('Billing').waitFor();
@@ -447,6 +472,117 @@ describe('dashboard (browser)', () => {
     await notice(/The screenshot of .* is deleted/).waitFor();
     await page.locator('.empty').filter({ hasText: 'No screenshots yet' }).waitFor();
     assert.equal((await fetch(imageUrl)).status, 404);
+  });
+
+  it('adds a storage destination after its test write, and tests it again', async () => {
+    await nav('Storage').click();
+    await heading('Storage').waitFor();
+    await page.locator('.empty').filter({ hasText: 'No destinations yet' }).waitFor();
+    const form = page.getByRole('region', { name: 'Add a destination' });
+    await form.getByLabel('Name', { exact: true }).fill('e2e bucket');
+    await form.getByLabel('Endpoint (optional)').fill(bucket.s3.endpoint);
+    await form.getByLabel('Region').fill('us-east-1');
+    await form.getByLabel('Bucket', { exact: true }).fill('no-such-bucket-here');
+    await form.getByLabel('Prefix (optional)').fill('e2e');
+    await form.getByLabel('Access key id').fill(S3RVER_CREDENTIAL);
+    await form.getByLabel('Secret access key').fill(S3RVER_CREDENTIAL);
+    // An endpoint makes path-style addressing the default, as the service would choose.
+    assert.equal(await form.getByLabel('Path-style URLs (endpoint/bucket/key)').isChecked(), true);
+    assert.equal(await form.getByLabel('Object ACL').inputValue(), 'private');
+    // The bucket's own refusal, in the service's words; nothing is saved.
+    await form.getByRole('button', { name: 'Test and add' }).click();
+    await notice(/^The test write into the bucket failed: NoSuchBucket/).waitFor();
+    await form.getByLabel('Bucket', { exact: true }).fill(bucket.s3.bucket);
+    await form.getByRole('button', { name: 'Test and add' }).click();
+    await notice(/The destination “e2e bucket” is added/).waitFor();
+    assert.equal(await form.getByLabel('Secret access key').inputValue(), '', 'the secret is gone');
+    const row = page.locator('tbody tr').filter({ hasText: 'e2e bucket' });
+    await row.waitFor();
+    const text = await row.innerText();
+    for (const part of [bucket.s3.bucket, bucket.s3.endpoint, 'e2e/']) {
+      assert.ok(text.includes(part), `${part} in ${text}`);
+    }
+    // Tested when it was added.
+    assert.ok(Date.parse((await row.locator('time').getAttribute('datetime')) ?? '') > 0);
+    assert.ok(!text.includes(S3RVER_CREDENTIAL), 'no credential shown');
+    assert.deepEqual(await unlabelledFields(page), []);
+    await snapshot(page, 'dashboard-storage');
+
+    await row.getByRole('button', { name: 'Test e2e bucket' }).click();
+    await notice(/The test write into “e2e bucket” succeeded/).waitFor();
+  });
+
+  it('captures into the destination from the playground, hosted and not', async () => {
+    await nav('Playground').click();
+    await heading('Playground').waitFor();
+    await page.getByLabel('API key').fill(apiKey);
+    await page.getByLabel('Page URL').fill(`${site.origin}/`);
+    await page.getByLabel('Width', { exact: true }).fill('320');
+    await page.getByLabel('Height', { exact: true }).fill('200');
+    await page
+      .locator('summary')
+      .filter({ hasText: /^Storage$/ })
+      .click();
+    const select = page.getByLabel('Storage destination');
+    await select.locator('option', { hasText: 'e2e bucket' }).waitFor({ state: 'attached' });
+    await select.selectOption({ label: `e2e bucket (${bucket.s3.bucket})` });
+    const destination = await select.inputValue();
+    assert.match(destination, /^dst_[0-9A-Za-z]{24}$/);
+    await page.getByLabel('Path template').fill(' playground/{host}/{id}.{ext} ');
+    const bodyOf = async () => {
+      const curl = await page.getByLabel('The request as a curl command').innerText();
+      return JSON.parse(curl.slice(curl.indexOf("-d '") + 4, curl.lastIndexOf("'")));
+    };
+    const path = 'playground/{host}/{id}.{ext}';
+    assert.deepEqual((await bodyOf()).storage, { destination, path });
+    const keep = page.getByLabel(
+      'Keep a copy here too (an image URL, kept as your plan keeps images)',
+    );
+    await keep.uncheck();
+    assert.deepEqual((await bodyOf()).storage, { destination, path, hosted: false });
+    await keep.check();
+
+    await page.getByRole('button', { name: 'Run capture' }).click();
+    await page.getByRole('img', { name: /^Capture result, 320×200 PNG/ }).waitFor({
+      timeout: 30_000,
+    });
+    // The response body, folded in the result card.
+    const shown = page.getByRole('region', { name: 'Result' }).locator('pre.code code');
+    const answer = JSON.parse((await shown.textContent()) ?? '{}');
+    const key = String(answer.storage?.key);
+    assert.match(key, /^e2e\/playground\/127\.0\.0\.1\/[^/]+\.png$/);
+    const facts = await page.locator('.facts').innerText();
+    assert.ok(facts.includes(key), facts);
+    // The object landed in the bucket, the same bytes as the hosted image.
+    const object = await bucket.object(key);
+    assert.equal(object.type, 'image/png');
+    const hosted = Buffer.from(await (await fetch(answer.image_url)).arrayBuffer());
+    assert.deepEqual(object.bytes, hosted);
+    await snapshot(page, 'dashboard-playground-storage');
+
+    // Not kept here: no image to show, the object in the bucket all the same.
+    await keep.uncheck();
+    await page.getByLabel('Page URL').fill(`${site.origin}/pro`);
+    await page.getByRole('button', { name: 'Run capture' }).click();
+    await notice(/No copy is kept here/).waitFor({ timeout: 30_000 });
+    const only = JSON.parse((await shown.textContent()) ?? '{}');
+    assert.equal(only.image_url, undefined);
+    assert.equal((await bucket.object(String(only.storage?.key))).type, 'image/png');
+    assert.equal(await page.getByRole('img', { name: /^Capture result/ }).count(), 0);
+  });
+
+  it('deletes the destination after confirming; what it wrote stays in the bucket', async () => {
+    await nav('Storage').click();
+    await heading('Storage').waitFor();
+    const row = page.locator('tbody tr').filter({ hasText: 'e2e bucket' });
+    await row.getByRole('button', { name: 'Delete e2e bucket' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Delete this destination?' });
+    await dialog.waitFor();
+    assert.match(await dialog.innerText(), /objects already in the bucket stay there/);
+    await dialog.getByRole('button', { name: 'Delete destination' }).click();
+    await notice(/The destination “e2e bucket” is deleted/).waitFor();
+    await page.locator('.empty').filter({ hasText: 'No destinations yet' }).waitFor();
+    assert.equal((await bucket.keys('e2e/playground/')).length, 2);
   });
 
   it('runs a batch of URLs in the playground (Pro) and follows its jobs', async () => {
@@ -579,6 +715,7 @@ describe('dashboard (browser)', () => {
         '/dashboard/keys',
         '/dashboard/screenshots',
         '/dashboard/monitors',
+        '/dashboard/storage',
         '/dashboard/webhooks',
         '/dashboard/billing',
       ]) {
@@ -727,6 +864,7 @@ describe('dashboard (browser)', () => {
           ['/dashboard/keys', '.empty, tbody tr:not([aria-hidden])'],
           ['/dashboard/billing', '.comparison'],
           ['/dashboard/screenshots', '.shots > li:not([aria-hidden]), .empty'],
+          ['/dashboard/storage', '.empty, tbody tr:not([aria-hidden])'],
           ['/dashboard/playground', 'form'],
         ] as const) {
           await slow.goto(`${t.url}${path}`);

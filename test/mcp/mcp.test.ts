@@ -2,8 +2,9 @@
  * The MCP server (packages/mcp) as an MCP host runs it: a child process on stdio, driven by
  * the official SDK's Client and by raw JSON-RPC lines, against a real service (SQLite, real
  * Chromium) and a fixture site on loopback. The tools, their schemas (the service's own
- * descriptions), images decoded to their pixels, the downscaling rule, monitors on Pro, and
- * refusals as tool errors.
+ * descriptions), images decoded to their pixels, the downscaling rule, monitors on Pro, the
+ * account's storage destinations (an S3-compatible server, bucket-fixtures.ts), and refusals
+ * as tool errors.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -15,6 +16,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PNG } from 'pngjs';
 import { Shotsmith } from '../../packages/client/src/index.ts';
+import { startBucket, type TestBucket } from '../client/bucket-fixtures.ts';
 import {
   GEOLOCATION,
   LOCATED_PAGE,
@@ -71,6 +73,7 @@ describe('MCP server over stdio against the service', () => {
   const box = new ColourBox();
   const host = mcpHost();
   let proxies: OperatorProxies;
+  let bucket: TestBucket;
   before(async () => {
     site = await startSite({
       '/': page(
@@ -80,9 +83,13 @@ describe('MCP server over stdio against the service', () => {
       '/located': LOCATED_PAGE,
     });
     proxies = await operatorProxies();
+    bucket = await startBucket();
     t = await startApp({
       db: 'sqlite',
-      env: { EGRESS_ALLOWLIST: site.hostPort, PROXIES_FILE: proxies.file },
+      env: {
+        EGRESS_ALLOWLIST: `${site.hostPort},${bucket.hostPort}`,
+        PROXIES_FILE: proxies.file,
+      },
       plans: {
         free: { rate_per_minute: 1000, monthly_quota: 50 },
         pro: { rate_per_minute: 1000, max_monitors: 3 },
@@ -94,6 +101,7 @@ describe('MCP server over stdio against the service', () => {
     await t?.close();
     await site?.close();
     await proxies?.close();
+    await bucket?.close();
   });
 
   /** A new account with a key (accounts.ts), and the MCP server's environment for that key. */
@@ -117,6 +125,7 @@ describe('MCP server over stdio against the service', () => {
       'list_devices',
       'list_monitor_changes',
       'list_proxies',
+      'list_storage_destinations',
     ]);
     const openapi = JSON.parse(await readFile(path.join(ROOT, 'openapi.json'), 'utf8'));
     const body = openapi.paths['/v1/screenshots'].post.requestBody.content['application/json']
@@ -270,6 +279,38 @@ describe('MCP server over stdio against the service', () => {
     const plan = await call(free, 'capture_screenshot', { url, proxy_country: PROXY_COUNTRY });
     assert.equal(plan.isError, true);
     assert.match(texts(plan)[0] ?? '', /\[400 plan_restriction\]$/);
+  });
+
+  it("lists the account's storage destinations, and captures into one only (Pro)", async () => {
+    const { key, env } = await withEnv('pro');
+    const client = await connect(env);
+    const { tools } = await client.listTools();
+    const listing = tools.find((tool) => tool.name === 'list_storage_destinations');
+    assert.equal(listing?.annotations?.readOnlyHint, true);
+    assert.deepEqual(facts(await call(client, 'list_storage_destinations')), []);
+    // Added as a user adds one (the tools only read them).
+    const api = new Shotsmith({ apiKey: key, baseUrl: t.url });
+    const made = await api.destinations.create(bucket.destination({ name: 'mcp', prefix: 'mcp' }));
+    const listed = await call(client, 'list_storage_destinations');
+    assert.deepEqual(facts(listed), [made]);
+    assert.doesNotMatch(texts(listed).join('\n'), /S3RVER|access_key|secret/, 'no credentials');
+
+    const result = await call(client, 'capture_screenshot', {
+      url: `${site.origin}/?mcp-storage`,
+      width: 320,
+      height: 200,
+      storage: { destination: made.id, hosted: false },
+    });
+    assert.notEqual(result.isError, true, texts(result).join('\n'));
+    assert.match(texts(result)[0] ?? '', /into your bucket only \(storage\.hosted: false\)/);
+    assert.equal(
+      result.content.some((c: Content) => c.type === 'image'),
+      false,
+    );
+    const objectKey = (facts(result).storage as { key: string }).key;
+    assert.match(objectKey, /^mcp\/[^/]+\.png$/);
+    assert.equal((await bucket.object(objectKey)).type, 'image/png');
+    await api.destinations.delete(made.id);
   });
 
   it('answers refusals as tool errors with the service message and code', async () => {

@@ -130,7 +130,7 @@ describe('the @shotsmith/mcp package', () => {
     );
     try {
       assert.equal(host.getServerVersion()?.version, '0.1.0');
-      assert.equal((await host.listTools()).tools.length, 7);
+      assert.equal((await host.listTools()).tools.length, 8);
       const usage = (await host.callTool({ name: 'get_usage', arguments: {} })) as CallToolResult;
       assert.notEqual(usage.isError, true);
       const text = usage.content.find((c) => c.type === 'text');
@@ -142,6 +142,12 @@ describe('the @shotsmith/mcp package', () => {
         arguments: {},
       })) as CallToolResult;
       assert.deepEqual(proxies.content, [{ type: 'text', text: '[]' }]);
+      // And GET /v1/storage-destinations: this account has none.
+      const destinations = (await host.callTool({
+        name: 'list_storage_destinations',
+        arguments: {},
+      })) as CallToolResult;
+      assert.deepEqual(destinations.content, [{ type: 'text', text: '[]' }]);
     } finally {
       await host.close();
     }

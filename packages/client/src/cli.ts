@@ -17,6 +17,8 @@ import type {
   MonitorRequest,
   MonitorRun,
   ScreenshotStatus,
+  StorageDestination,
+  StorageDestinationRequest,
 } from './types.ts';
 
 export const EXIT = {
@@ -31,7 +33,7 @@ export const EXIT = {
   limited: 4,
   /** The service refused the request (400, 404, 413): the message says why. */
   refused: 5,
-  /** The service, the target or the proxy failed (5xx, a failed async job). */
+  /** The service, the target, the proxy or the caller's bucket failed (5xx, a failed async job). */
   unavailable: 6,
   /** The service could not be reached at all. */
   network: 7,
@@ -111,6 +113,15 @@ const CLI_FLAGS: Record<string, 'value' | 'switch' | 'list'> = {
   threshold: 'value',
   'ignore-selector': 'list',
   changed: 'switch',
+  // shotsmith destinations add
+  endpoint: 'value',
+  region: 'value',
+  bucket: 'value',
+  prefix: 'value',
+  'access-key-id': 'value',
+  'secret-access-key-file': 'value',
+  'path-style': 'switch',
+  acl: 'value',
   help: 'switch',
   h: 'switch',
 };
@@ -204,7 +215,9 @@ export function parseArgs(argv: readonly string[]): Parsed {
       continue;
     }
     if (own !== undefined) {
-      parsed.flags.set(name, own === 'switch' ? true : next());
+      // A switch keeps an inline value (`--path-style=false`) for the one that reads it;
+      // for every other switch, being given is what counts.
+      parsed.flags.set(name, own === 'switch' ? (inline ?? true) : next());
       continue;
     }
     const field = fieldName(`--${name}`);
@@ -240,7 +253,8 @@ Usage:
   shotsmith delete <id>
   shotsmith link <url> [options] --key-id N [--expires-in SECONDS]
   shotsmith monitor create|list|get|runs|run|pause|resume|delete ... (Pro; shotsmith help monitor)
-  shotsmith help [monitor]
+  shotsmith destinations list|add|test|delete ... (Pro; shotsmith help destinations)
+  shotsmith help [monitor|destinations]
 
 Environment: SHOTSMITH_API_KEY (or --api-key), SHOTSMITH_URL (or --base-url; default
 http://localhost:8080), SHOTSMITH_SIGNING_SECRET (for link).
@@ -257,8 +271,8 @@ the batch id and each job (id, URL). --wait polls until every job has ended and 
 one's status and image URL or error (exit 6 if any failed).
 
 Exit codes: 0 ok, 1 unexpected failure, 2 bad command line, 3 key refused, 4 quota or rate
-limit, 5 request refused (400/404), 6 service, target or proxy failed, 7 service
-unreachable.
+limit, 5 request refused (400/404), 6 service, target, proxy or your bucket failed,
+7 service unreachable.
 
 Capture options (booleans are switches; lists repeat the flag; objects take JSON;
 --geolocation also takes ${GEOLOCATION_FORM}):
@@ -304,6 +318,35 @@ pause stops its runs; resume starts them again (also after status paused_quota, 
 month has quota again).
 
 docs/monitors.md explains thresholds, scheduling and the webhook events.
+`;
+
+const DESTINATIONS_HELP = `shotsmith destinations: your own S3-compatible buckets captures are written into (Pro)
+
+Usage:
+  shotsmith destinations list
+  shotsmith destinations add --name NAME --region REGION --bucket BUCKET [--endpoint URL]
+      [--prefix PREFIX] [--access-key-id ID] [--secret-access-key-file FILE|-]
+      [--path-style[=false]] [--acl private|public-read]
+  shotsmith destinations test <id>
+  shotsmith destinations delete <id>
+
+Every command takes --json (the API's answer as JSON) instead of the table.
+
+add: the service writes a test object into the bucket and deletes it again before it saves
+anything; a bucket that refuses is exit 5 with the provider's code (AccessDenied,
+NoSuchBucket, ...). --endpoint is an S3-compatible store's https://host[:port] (R2, MinIO;
+none for AWS S3), --region its region (auto for R2). The access key id comes from
+--access-key-id or SHOTSMITH_STORAGE_ACCESS_KEY_ID, the secret from
+SHOTSMITH_STORAGE_SECRET_ACCESS_KEY or --secret-access-key-file (- reads stdin), never from
+the command line, where other users of the machine can read it. --path-style defaults to
+true with an --endpoint, false for AWS; --acl to private. The destination's id (dst_...)
+is printed first.
+
+test: the same test write again. delete: the destination is forgotten; the objects in the
+bucket stay.
+
+A capture writes into one with --storage '{"destination":"dst_...","path":"{host}/{id}.{ext}"}'
+(add "hosted":false to keep no copy on the service). docs/destinations.md has the details.
 `;
 
 interface Io {
@@ -622,8 +665,6 @@ const EVERY_COMPLETE: Exclude<MonitorRequest['every'], (typeof EVERY)[number]> e
 void EVERY_COMPLETE;
 
 const MONITOR_COMMANDS = ['create', 'list', 'get', 'runs', 'run', 'pause', 'resume', 'delete'];
-/** Flags only `shotsmith monitor ...` reads, refused elsewhere rather than ignored. */
-const MONITOR_FLAGS = ['every', 'name', 'threshold', 'ignore-selector', 'changed'];
 /** Between reads of a run that `monitor run --wait` waits for. */
 const RUN_POLL_MS = 1000;
 /** `monitor run --wait` gives up after this long (a run is one capture, bounded far below). */
@@ -969,6 +1010,219 @@ async function monitor(parsed: Parsed, io: Io): Promise<void> {
   }
 }
 
+const DESTINATION_COMMANDS = ['list', 'add', 'test', 'delete'];
+/** The flags `destinations add` reads, refused with the other destination commands. */
+const ADD_FLAGS = [
+  'name',
+  'endpoint',
+  'region',
+  'bucket',
+  'prefix',
+  'access-key-id',
+  'secret-access-key-file',
+  'path-style',
+  'acl',
+];
+/** The secret is read whole from a file or stdin: no store's secret comes near this. */
+const SECRET_FILE_MAX_BYTES = 4096;
+
+/** Flags only some commands read, each refused elsewhere rather than ignored. */
+const COMMAND_FLAGS: Record<string, readonly string[]> = {
+  every: ['monitor'],
+  threshold: ['monitor'],
+  'ignore-selector': ['monitor'],
+  changed: ['monitor'],
+  name: ['monitor', 'destinations'],
+  ...Object.fromEntries(ADD_FLAGS.filter((f) => f !== 'name').map((f) => [f, ['destinations']])),
+};
+
+/** `destinations <sub> <id>`: the id, checked, and nothing after it. */
+function destinationId(parsed: Parsed): string {
+  const [, sub, id, extra] = parsed.positionals;
+  if (id === undefined) {
+    throw new UsageError(`destinations ${sub} needs a destination id (dst_...)`);
+  }
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
+  if (!/^dst_[0-9A-Za-z]{1,60}$/.test(id)) {
+    throw new UsageError(
+      `"${id}" is not a destination id (dst_..., shotsmith destinations list shows them)`,
+    );
+  }
+  return id;
+}
+
+/** The secret access key: from the environment, or a file (or stdin), one line. */
+async function secretAccessKey(parsed: Parsed, io: Io): Promise<string> {
+  const file = parsed.flags.get('secret-access-key-file');
+  if (typeof file !== 'string') {
+    const secret = io.env.SHOTSMITH_STORAGE_SECRET_ACCESS_KEY ?? '';
+    if (secret === '') {
+      throw new UsageError(
+        'destinations add needs the secret access key: set SHOTSMITH_STORAGE_SECRET_ACCESS_KEY or pass --secret-access-key-file FILE (- for stdin)',
+      );
+    }
+    return secret;
+  }
+  let text: string;
+  if (file === '-') {
+    text = await (io.stdin ?? (() => Promise.resolve('')))();
+  } else {
+    try {
+      if ((await stat(file)).size > SECRET_FILE_MAX_BYTES) {
+        throw new UsageError(`${file} is larger than a secret access key`);
+      }
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if (err instanceof UsageError) throw err;
+      throw new UsageError(`--secret-access-key-file: cannot read ${file}`);
+    }
+  }
+  // The newline `echo` or an editor ends the file with is not part of the secret.
+  const secret = text.replace(/\r?\n$/, '');
+  if (secret === '') throw new UsageError(`--secret-access-key-file ${file} is empty`);
+  if (/[\r\n]/.test(secret)) {
+    throw new UsageError(`--secret-access-key-file ${file} holds more than one line`);
+  }
+  return secret;
+}
+
+/** The body of POST /v1/storage-destinations from `destinations add`'s flags. */
+async function destinationRequest(parsed: Parsed, io: Io): Promise<StorageDestinationRequest> {
+  if (parsed.positionals.length > 2) {
+    throw new UsageError(`unexpected argument "${parsed.positionals[2]}" (add takes flags only)`);
+  }
+  const value = (flag: string): string | undefined => {
+    const v = parsed.flags.get(flag);
+    return typeof v === 'string' ? v : undefined;
+  };
+  const missing = ['name', 'region', 'bucket'].filter((f) => value(f) === undefined);
+  if (missing.length > 0) {
+    throw new UsageError(`destinations add needs ${missing.map((f) => `--${f}`).join(', ')}`);
+  }
+  const accessKeyId = value('access-key-id') ?? io.env.SHOTSMITH_STORAGE_ACCESS_KEY_ID ?? '';
+  if (accessKeyId === '') {
+    throw new UsageError(
+      'destinations add needs the access key id: --access-key-id or SHOTSMITH_STORAGE_ACCESS_KEY_ID',
+    );
+  }
+  const acl = value('acl');
+  if (acl !== undefined && acl !== 'private' && acl !== 'public-read') {
+    throw new UsageError(`--acl takes private or public-read, not "${acl}"`);
+  }
+  const pathStyle = parsed.flags.get('path-style');
+  if (
+    pathStyle !== undefined &&
+    pathStyle !== true &&
+    pathStyle !== 'true' &&
+    pathStyle !== 'false'
+  ) {
+    throw new UsageError(`--path-style takes true or false, not "${pathStyle}"`);
+  }
+  const endpoint = value('endpoint');
+  const prefix = value('prefix');
+  return {
+    name: value('name') as string,
+    ...(endpoint === undefined ? {} : { endpoint }),
+    region: value('region') as string,
+    bucket: value('bucket') as string,
+    ...(prefix === undefined ? {} : { prefix }),
+    access_key_id: accessKeyId,
+    secret_access_key: await secretAccessKey(parsed, io),
+    ...(pathStyle === undefined ? {} : { path_style: pathStyle !== 'false' }),
+    ...(acl === undefined ? {} : { acl }),
+  };
+}
+
+/** One destination as `field: value` lines. */
+function destinationLines(d: StorageDestination): string {
+  const rows: Array<[string, string]> = [
+    ['id', d.id],
+    ['name', d.name],
+    ['endpoint', d.endpoint ?? `AWS S3 (${d.region})`],
+    ['region', d.region],
+    ['bucket', d.bucket],
+    ['prefix', d.prefix === '' ? '-' : d.prefix],
+    ['path style', d.path_style ? 'yes' : 'no'],
+    ['acl', d.acl],
+    ['created', when(d.created_at)],
+    ['tested', when(d.tested_at)],
+  ];
+  return rows.map(([k, v]) => `${`${k}:`.padEnd(12)}${printable(v)}\n`).join('');
+}
+
+async function destinations(parsed: Parsed, io: Io): Promise<void> {
+  const sub = parsed.positionals[1];
+  if (sub === undefined) {
+    throw new UsageError(
+      `destinations needs a command: ${DESTINATION_COMMANDS.join(', ')} (shotsmith help destinations)`,
+    );
+  }
+  if (!DESTINATION_COMMANDS.includes(sub)) {
+    throw new UsageError(
+      `unknown destinations command "${sub}": one of ${DESTINATION_COMMANDS.join(', ')} (shotsmith help destinations)`,
+    );
+  }
+  const option = Object.keys(parsed.options)[0];
+  if (option !== undefined) {
+    throw new UsageError(`${flagName(option)} is a capture option, not one of destinations ${sub}`);
+  }
+  if (sub !== 'add') {
+    const stray = ADD_FLAGS.find((f) => parsed.flags.has(f));
+    if (stray !== undefined) {
+      throw new UsageError(`--${stray} goes with destinations add, not destinations ${sub}`);
+    }
+  }
+  const json = parsed.flags.has('json');
+  const api = () => client(parsed, io);
+  switch (sub) {
+    case 'list': {
+      if (parsed.positionals.length > 2) {
+        throw new UsageError(`unexpected argument "${parsed.positionals[2]}"`);
+      }
+      const list = await api().destinations.list();
+      if (json) {
+        io.stdout(printJson(list));
+        return;
+      }
+      io.stdout(
+        table(
+          ['ID', 'NAME', 'BUCKET', 'ENDPOINT', 'PREFIX', 'TESTED'],
+          list.data.map((d) => [
+            d.id,
+            d.name,
+            d.bucket,
+            d.endpoint ?? 'AWS S3',
+            d.prefix === '' ? '-' : d.prefix,
+            when(d.tested_at),
+          ]),
+        ),
+      );
+      return;
+    }
+    case 'add': {
+      const body = await destinationRequest(parsed, io);
+      const made = await api().destinations.create(body);
+      io.stdout(json ? printJson(made) : destinationLines(made));
+      return;
+    }
+    case 'test': {
+      const tested = await api().destinations.test(destinationId(parsed));
+      io.stdout(
+        json
+          ? printJson(tested)
+          : `${printable(`tested ${tested.id}: the bucket took a test object (${when(tested.tested_at)})`)}\n`,
+      );
+      return;
+    }
+    case 'delete': {
+      const id = destinationId(parsed);
+      await api().destinations.delete(id);
+      io.stdout(json ? '{"deleted":true}\n' : `deleted ${id}\n`);
+      return;
+    }
+  }
+}
+
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   try {
     const parsed = parseArgs(argv);
@@ -981,17 +1235,25 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       io.stdout(MONITOR_HELP);
       return EXIT.ok;
     }
+    if (
+      (command === 'help' && parsed.positionals[1] === 'destinations') ||
+      (command === 'destinations' && wantsHelp)
+    ) {
+      io.stdout(DESTINATIONS_HELP);
+      return EXIT.ok;
+    }
     if (command === undefined || command === 'help' || wantsHelp) {
       io.stdout(HELP);
       return command === undefined && !parsed.flags.has('help') && !parsed.flags.has('h')
         ? EXIT.usage
         : EXIT.ok;
     }
-    if (command !== 'monitor') {
-      const stray = MONITOR_FLAGS.find((f) => parsed.flags.has(f) || parsed.lists.has(f));
-      if (stray !== undefined) {
-        throw new UsageError(`--${stray} goes with shotsmith monitor, not ${command}`);
+    for (const [flag, commands] of Object.entries(COMMAND_FLAGS)) {
+      if (commands.includes(command) || !(parsed.flags.has(flag) || parsed.lists.has(flag))) {
+        continue;
       }
+      const owners = commands.map((c) => `shotsmith ${c}`).join(' or ');
+      throw new UsageError(`--${flag} goes with ${owners}, not ${command}`);
     }
     const json = parsed.flags.has('json');
     switch (command) {
@@ -1049,6 +1311,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         break;
       case 'monitor':
         await monitor(parsed, io);
+        break;
+      case 'destinations':
+        await destinations(parsed, io);
         break;
       default:
         throw new UsageError(`unknown command "${command}" (shotsmith help lists them)`);

@@ -18,6 +18,9 @@ import type {
   QueuedJob,
   ScreenshotList,
   ScreenshotStatus,
+  StorageDestination,
+  StorageDestinationList,
+  StorageDestinationRequest,
   Usage,
 } from './types.ts';
 
@@ -231,6 +234,42 @@ export class Shotsmith {
         'GET',
         `/v1/monitors/${encodeURIComponent(id)}/runs${pageQuery(options)}`,
       ),
+  };
+
+  /**
+   * Storage destinations (docs/destinations.md): your own S3-compatible buckets a capture is
+   * written into with the `storage` option (`{destination: 'dst_...', path?, hosted?}`). Adding
+   * one takes a plan with `storage_destinations` (Pro). Their credentials are never answered.
+   */
+  readonly destinations = {
+    /**
+     * POST /v1/storage-destinations: saved only after a test write into the bucket (and its
+     * delete) succeeded; otherwise a 400 `storage_test_failed` naming the provider's code
+     * (`AccessDenied`, `NoSuchBucket`, ...), or `url_not_allowed` for an endpoint the
+     * service may not reach.
+     */
+    create: async (destination: StorageDestinationRequest): Promise<StorageDestination> =>
+      this.#json<StorageDestination>('POST', '/v1/storage-destinations', destination),
+    /** GET /v1/storage-destinations: every destination of the account, oldest first. */
+    list: async (): Promise<StorageDestinationList> =>
+      this.#json<StorageDestinationList>('GET', '/v1/storage-destinations'),
+    /** GET /v1/storage-destinations/{id}. */
+    get: async (id: string): Promise<StorageDestination> =>
+      this.#json<StorageDestination>('GET', `/v1/storage-destinations/${encodeURIComponent(id)}`),
+    /** POST /v1/storage-destinations/{id}/test: the test write again; `tested_at` moves on. */
+    test: async (id: string): Promise<StorageDestination> =>
+      this.#json<StorageDestination>(
+        'POST',
+        `/v1/storage-destinations/${encodeURIComponent(id)}/test`,
+      ),
+    /** DELETE /v1/storage-destinations/{id}: forgotten at once; the objects in the bucket stay. */
+    delete: async (id: string): Promise<void> => {
+      const res = await this.#request(
+        'DELETE',
+        `/v1/storage-destinations/${encodeURIComponent(id)}`,
+      );
+      await res.arrayBuffer();
+    },
   };
 
   /** DELETE /v1/screenshots/{id}: the record and its image. */

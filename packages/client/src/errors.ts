@@ -23,6 +23,8 @@ export type ErrorCode =
   | 'overloaded'
   | 'render_timeout'
   | 'storage_error'
+  | 'storage_test_failed'
+  | 'storage_destination_error'
   | 'network_error'
   | 'unexpected_redirect'
   | (string & {});

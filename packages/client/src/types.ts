@@ -45,6 +45,19 @@ export type Devices = Json<paths['/v1/devices']['get']['responses'][200]>;
 /** GET /v1/proxies: the operator's proxies, ids and countries only. */
 export type Proxies = Json<paths['/v1/proxies']['get']['responses'][200]>;
 
+/** The body of POST /v1/storage-destinations: your bucket and credentials that may write to it. */
+export type StorageDestinationRequest = Json<
+  paths['/v1/storage-destinations']['post']['requestBody']
+>;
+/** A storage destination as every destination route answers it: never its credentials. */
+export type StorageDestination = Json<
+  paths['/v1/storage-destinations/{id}']['get']['responses'][200]
+>;
+/** GET /v1/storage-destinations: the account's destinations, oldest first. */
+export type StorageDestinationList = Json<
+  paths['/v1/storage-destinations']['get']['responses'][200]
+>;
+
 /** A capture answered with its bytes (`response_type: "image"`), and its facts. */
 export interface CapturedImage {
   bytes: Uint8Array;

@@ -101,7 +101,8 @@ export function splitAnswer(answer: CaptureResult): {
     expires_at: answer.expires_at,
     quota: answer.quota,
   };
-  for (const extra of ['truncated', 'content', 'content_truncated'] as const) {
+  // `storage` is the service's own account of the upload (bucket, key, location, etag).
+  for (const extra of ['truncated', 'content', 'content_truncated', 'storage'] as const) {
     if (answer[extra] !== undefined) facts[extra] = answer[extra];
   }
   // The metadata first: past PAGE_VALUES_MAX, warnings are the values left out.

@@ -290,6 +290,22 @@ const PROXIES_TOOL: ToolDef = {
   call: async (api) => ({ content: [json((await api.proxies()).data)] }),
 };
 
+const DESTINATIONS_TOOL: ToolDef = {
+  definition: {
+    name: 'list_storage_destinations',
+    title: 'List storage destinations',
+    description:
+      "The account's storage destinations: its own S3-compatible buckets a capture can be written into with the `storage` option (`{destination: id, path?, hosted?}`). Each one's id (`dst_...`), name, endpoint (null for AWS S3), region, bucket, prefix, ACL and when its last test write succeeded; never its credentials. Adding one is done in the dashboard or the API (Pro).",
+    inputSchema: NO_INPUT,
+    annotations: {
+      title: 'List storage destinations',
+      readOnlyHint: true,
+      openWorldHint: false,
+    },
+  },
+  call: async (api) => ({ content: [json((await api.destinations.list()).data)] }),
+};
+
 const USAGE_TOOL: ToolDef = {
   definition: {
     name: 'get_usage',
@@ -447,6 +463,7 @@ export const TOOLS: readonly ToolDef[] = [
   ELEMENT_TOOL,
   DEVICES_TOOL,
   PROXIES_TOOL,
+  DESTINATIONS_TOOL,
   USAGE_TOOL,
   CREATE_MONITOR_TOOL,
   CHANGES_TOOL,

@@ -272,6 +272,79 @@ class Transport(unittest.TestCase):
         )
         self.assertEqual([r["path"] for r in server.requests[1:]], ["/v1/screenshots", "/v1/screenshots", "/v1/screenshots/batch"])
 
+    def test_manages_storage_destinations_and_types_their_refusals(self) -> None:
+        made = {"id": "dst_" + "a" * 24, "name": "assets", "bucket": "shots"}
+        refusals = {
+            "refused": support.json_answer(
+                400,
+                {"error": "the test write into the bucket failed: AccessDenied (HTTP 403)",
+                 "code": "storage_test_failed", "provider_code": "AccessDenied"},
+            ),
+            "upload": support.json_answer(
+                502, {"error": "the upload into your bucket failed: NoSuchBucket (HTTP 404)", "code": "storage_destination_error"}
+            ),
+        }
+
+        def answer(req: typing.Any, body: bytes) -> tuple[int, dict[str, str], bytes]:
+            for name, refusal in refusals.items():
+                if name in req.path or name.encode() in body:
+                    return refusal
+            if req.command == "DELETE":
+                return support.json_answer(200, {"success": True, "message": "storage destination deleted"})
+            if req.command == "GET" and req.path == "/v1/storage-destinations":
+                return support.json_answer(200, {"data": [made]})
+            return support.json_answer(200 if req.command == "GET" else 201, made)
+
+        server = self.serve(answer)
+        api = Shotsmith("sk_live_x", server.origin)
+        created = api.destinations.create(
+            name="assets", region="auto", bucket="shots", access_key_id="AKIA", secret_access_key="s3cret ",
+            endpoint="https://r2.example.net", prefix="shotsmith", path_style=False, acl="public-read",
+        )
+        self.assertEqual(created, made)
+        api.destinations.create(name="aws", region="eu-west-1", bucket="shots", access_key_id="AKIA", secret_access_key="s")
+        self.assertEqual(api.destinations.list(), {"data": [made]})
+        api.destinations.get(made["id"])
+        api.destinations.test(made["id"])
+        self.assertIsNone(api.destinations.delete(made["id"]))
+        self.assertEqual(
+            [(r["method"], r["path"]) for r in server.requests],
+            [
+                ("POST", "/v1/storage-destinations"),
+                ("POST", "/v1/storage-destinations"),
+                ("GET", "/v1/storage-destinations"),
+                ("GET", f"/v1/storage-destinations/{made['id']}"),
+                ("POST", f"/v1/storage-destinations/{made['id']}/test"),
+                ("DELETE", f"/v1/storage-destinations/{made['id']}"),
+            ],
+        )
+        self.assertEqual(server.requests[0]["headers"]["x-api-key"], "sk_live_x")
+        self.assertEqual(
+            [json.loads(r["body"]) for r in server.requests[:2]],
+            [
+                {"name": "assets", "region": "auto", "bucket": "shots", "access_key_id": "AKIA",
+                 "secret_access_key": "s3cret ", "endpoint": "https://r2.example.net", "prefix": "shotsmith",
+                 "path_style": False, "acl": "public-read"},
+                # Left out, the service's defaults hold (AWS S3, no prefix, its path style, private).
+                {"name": "aws", "region": "eu-west-1", "bucket": "shots", "access_key_id": "AKIA", "secret_access_key": "s"},
+            ],
+        )
+        # An id is one path segment, whatever it holds.
+        api.destinations.get("dst_../../v1/usage")
+        self.assertEqual(server.requests[-1]["path"], "/v1/storage-destinations/dst_..%2F..%2Fv1%2Fusage")
+
+        with self.assertRaises(shotsmith.StorageTestFailedError) as refused:
+            api.destinations.test("refused")
+        self.assertEqual((refused.exception.status, refused.exception.code), (400, "storage_test_failed"))
+        self.assertEqual(refused.exception.details["provider_code"], "AccessDenied")
+        self.assertIsInstance(refused.exception, shotsmith.ValidationError)
+        with self.assertRaises(shotsmith.StorageDestinationError) as upload:
+            api.capture("https://example.com/upload", storage={"destination": made["id"]})
+        self.assertEqual((upload.exception.status, upload.exception.code), (502, "storage_destination_error"))
+        self.assertIsInstance(upload.exception, shotsmith.ServerError)
+        self.assertNotIsInstance(upload.exception, shotsmith.TargetError, "the bucket, not the page")
+        self.assertEqual(len([r for r in server.requests if "upload" in r["path"] or "upload" in r["body"].decode()]), 1, "a 502 is not retried")
+
     def test_refusals_are_typed(self) -> None:
         answers = {
             "400": support.json_answer(400, {"error": "width must be an integer", "code": "invalid_request"}),

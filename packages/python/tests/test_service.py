@@ -1,8 +1,9 @@
 """The client against a real running service (started by test/client/python.test.ts, which
 passes its URL, a fixture site, a Free and a Pro account's keys and the Pro account's webhook
-secret in SHOTSMITH_TEST_* variables, and the proxies of its PROXIES_FILE): captures as JSON
-and as bytes, through a proxy and with a position, typed refusals, a signed link the service
-accepts, a webhook the service delivers to a receiver here, records, batches and monitors."""
+secret in SHOTSMITH_TEST_* variables, the proxies of its PROXIES_FILE and an S3-compatible
+server): captures as JSON and as bytes, through a proxy and with a position, into a storage
+destination, typed refusals, a signed link the service accepts, a webhook the service delivers
+to a receiver here, records, batches and monitors."""
 
 from __future__ import annotations
 
@@ -166,6 +167,67 @@ class Proxies(unittest.TestCase):
         self.assertEqual(free().proxies(), json.loads(env["PROXIES"]))
         with self.assertRaises(PlanRestrictionError):
             free().capture(f"{ENV['SITE']}/", proxy_country=env["PROXY_COUNTRY"])
+
+
+class StorageDestinations(unittest.TestCase):
+    """The service's EGRESS_ALLOWLIST names an S3-compatible server (s3rver) with one bucket;
+    test/client/python.test.ts reads back from it what these captures wrote under `python/`."""
+
+    def test_adds_tests_captures_into_and_deletes_a_destination(self) -> None:
+        env = support.service_env("S3_ENDPOINT", "S3_BUCKET", "S3_ACCESS_KEY_ID", "S3_SECRET_ACCESS_KEY")
+        bucket: dict[str, Any] = {
+            "endpoint": env["S3_ENDPOINT"],
+            "region": "us-east-1",
+            "bucket": env["S3_BUCKET"],
+            "access_key_id": env["S3_ACCESS_KEY_ID"],
+            "secret_access_key": env["S3_SECRET_ACCESS_KEY"],
+        }
+        api = pro()
+        made = api.destinations.create(name="python", prefix="python", **bucket)
+        self.assertRegex(made["id"], r"^dst_[0-9A-Za-z]{24}$")
+        self.assertEqual(
+            (made["name"], made["bucket"], made["prefix"], made["path_style"], made["acl"]),
+            ("python", env["S3_BUCKET"], "python", True, "private"),
+        )
+        self.assertFalse({"access_key_id", "secret_access_key"} & made.keys(), "never the credentials")
+        self.assertEqual([d["id"] for d in api.destinations.list()["data"]], [made["id"]])
+        self.assertEqual(api.destinations.get(made["id"]), made)
+        tested = api.destinations.test(made["id"])
+        self.assertGreaterEqual(tested["tested_at"], made["tested_at"])
+
+        result = api.capture(
+            f"{ENV['SITE']}/?python-storage",
+            storage={"destination": made["id"], "path": "{host}/{id}.{ext}"},
+            **SMALL,
+        )
+        copy = result["storage"]
+        self.assertEqual((copy["destination"], copy["bucket"]), (made["id"], env["S3_BUCKET"]))
+        self.assertRegex(copy["key"], r"^python/127\.0\.0\.1/[^/]+\.png$")
+        self.assertTrue(copy["location"].endswith(f"/{env['S3_BUCKET']}/{copy['key']}"), copy["location"])
+        self.assertIn("image_url", result)
+        only = api.capture(
+            f"{ENV['SITE']}/?python-storage-only",
+            storage={"destination": made["id"], "path": "only/{id}.{ext}", "hosted": False},
+            **SMALL,
+        )
+        self.assertNotIn("image_url", only)
+        self.assertRegex(only["storage"]["key"], r"^python/only/[^/]+\.png$")
+
+        with self.assertRaises(shotsmith.StorageTestFailedError) as refused:
+            api.destinations.create(name="nowhere", **{**bucket, "bucket": "no-such-bucket-here"})
+        self.assertEqual((refused.exception.status, refused.exception.code), (400, "storage_test_failed"))
+        self.assertIn("NoSuchBucket", refused.exception.message)
+        with self.assertRaises(PlanRestrictionError):
+            free().destinations.create(name="free", **bucket)
+
+        api.destinations.delete(made["id"])
+        self.assertEqual(api.destinations.list()["data"], [])
+        with self.assertRaises(NotFoundError):
+            api.destinations.test(made["id"])
+        # A capture naming it now is refused before anything renders.
+        with self.assertRaises(ValidationError) as gone:
+            api.capture(f"{ENV['SITE']}/?python-storage-gone", storage={"destination": made["id"]})
+        self.assertIn("storage.destination", gone.exception.message)
 
 
 class SignedLinks(unittest.TestCase):

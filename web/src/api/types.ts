@@ -68,6 +68,14 @@ export type MonitorRun = RunPage['data'][number];
 /** The 202 of POST /v1/account/monitors/{id}/run. */
 export type RunStarted = JsonBody<'/v1/account/monitors/{id}/run', 'post', 202>;
 
+/** GET /v1/storage-destinations: the account's buckets, oldest first, never a secret. */
+export type DestinationList = JsonBody<'/v1/storage-destinations', 'get', 200>;
+export type StorageDestination = DestinationList['data'][number];
+/** The body of POST /v1/storage-destinations. */
+export type CreateDestinationBody = NonNullable<
+  paths['/v1/storage-destinations']['post']['requestBody']
+>['content']['application/json'];
+
 /** POST /v1/screenshots. */
 export type CaptureResult = JsonBody<'/v1/screenshots', 'post', 201>;
 

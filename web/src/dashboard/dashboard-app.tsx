@@ -12,6 +12,7 @@ import { PlaygroundPage } from './playground-page.tsx';
 import { Link, navigate, usePath } from './router.tsx';
 import { ScreenshotsPage } from './screenshots-page.tsx';
 import { type Session, SessionContext } from './session.tsx';
+import { StoragePage } from './storage-page.tsx';
 import { Notice, PageTitle } from './ui.tsx';
 import { WebhooksPage } from './webhooks-page.tsx';
 
@@ -28,6 +29,7 @@ const PAGES = [
   { path: '/dashboard/playground', label: 'Playground', Page: PlaygroundPage },
   { path: '/dashboard/screenshots', label: 'Screenshots', Page: ScreenshotsPage },
   { path: '/dashboard/monitors', label: 'Monitors', Page: MonitorsPage },
+  { path: '/dashboard/storage', label: 'Storage', Page: StoragePage },
   { path: '/dashboard/webhooks', label: 'Webhooks', Page: WebhooksPage },
   { path: '/dashboard/billing', label: 'Billing', Page: BillingPage },
 ];

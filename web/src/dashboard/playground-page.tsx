@@ -1,3 +1,4 @@
+import type { DestinationList } from '../api/types.ts';
 import { fetchDevices } from '../shared/devices.ts';
 import { fetchPlans, type Plan } from '../shared/plans.ts';
 import { CurlCard } from './playground/curl-card.tsx';
@@ -7,6 +8,7 @@ import {
   PageActionsSection,
   PageContextSection,
   RequestsSection,
+  StorageSection,
 } from './playground/option-sections.tsx';
 import { RequestForm } from './playground/request-form.tsx';
 import { ResultCard } from './playground/result-card.tsx';
@@ -18,13 +20,21 @@ import { PageTitle, useResource } from './ui.tsx';
  * The playground: a real capture with one of the account's keys, the same request shown as
  * curl beside it, and the answer below. Its parts are in playground/: the request and its
  * body (capture-body.ts, pure), the state (use-playground.ts), the form and its sections,
- * the curl card and the result card.
+ * the curl card and the result card. The account's storage destinations are read by session
+ * for the storage section; the capture itself goes with the key alone.
  */
 export function PlaygroundPage() {
-  const { user, createdKeys } = useSession();
+  const { user, call, createdKeys } = useSession();
   const plans = useResource((signal) => fetchPlans(signal));
   const devices = useResource((signal) => fetchDevices(signal));
   const plan: Plan | undefined = plans.data?.find((p) => p.name === user.plan);
+  // Until the plans load, the plan's name decides; a plan without destinations reads none.
+  const storage = plan ? plan.storage_destinations > 0 : user.plan !== 'free';
+  const destinations = useResource(
+    async (signal) =>
+      storage ? (await call<DestinationList>('/v1/storage-destinations', { signal })).data : [],
+    String(storage),
+  );
   const latestKey = Object.entries(createdKeys).sort(([a], [b]) => Number(b) - Number(a))[0]?.[1];
   const playground = usePlayground(latestKey ?? '');
 
@@ -58,6 +68,13 @@ export function PlaygroundPage() {
             <PageContextSection form={playground.form} pro={user.plan === 'pro'} />
             <PageActionsSection form={playground.form} />
             <RequestsSection form={playground.form} />
+            {storage && (
+              <StorageSection
+                form={playground.form}
+                destinations={destinations.data}
+                error={destinations.error}
+              />
+            )}
           </RequestForm>
         </section>
 

@@ -7,7 +7,7 @@
 
 __version__ = "0.1.0"
 
-from .client import CapturedImage, Monitors, Shotsmith
+from .client import CapturedImage, Destinations, Monitors, Shotsmith
 from .errors import (
     AuthenticationError,
     CaptureRejectedError,
@@ -23,6 +23,8 @@ from .errors import (
     RenderTimeoutError,
     ServerError,
     ShotsmithError,
+    StorageDestinationError,
+    StorageTestFailedError,
     TargetError,
     UnexpectedRedirectError,
     UrlNotAllowedError,
@@ -39,6 +41,7 @@ __all__ = [
     "CaptureRejectedError",
     "CapturedImage",
     "ConflictError",
+    "Destinations",
     "Json",
     "Monitors",
     "NetworkError",
@@ -53,6 +56,8 @@ __all__ = [
     "ServerError",
     "Shotsmith",
     "ShotsmithError",
+    "StorageDestinationError",
+    "StorageTestFailedError",
     "TargetError",
     "UnexpectedRedirectError",
     "UrlNotAllowedError",

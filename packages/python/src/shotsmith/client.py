@@ -131,6 +131,7 @@ class Shotsmith:
     max_retry_delay: float
     timeout: float
     monitors: Monitors
+    destinations: Destinations
 
     def __init__(
         self,
@@ -156,6 +157,7 @@ class Shotsmith:
         # handler that refuses.
         self._opener = urllib.request.build_opener(_RefuseRedirects())
         self.monitors = Monitors(self._json, self._request)
+        self.destinations = Destinations(self._json, self._request)
 
     def __repr__(self) -> str:
         # Never the key.
@@ -535,3 +537,67 @@ class Monitors:
         return self._json(
             "GET", f"/v1/monitors/{_segment(id)}/runs{_page_query(limit, cursor)}"
         )
+
+
+class Destinations:
+    """Storage destinations (docs/destinations.md): your own S3-compatible buckets a capture
+    is written into with the `storage` option (`storage={"destination": "dst_...", "path":
+    "{host}/{id}.{ext}", "hosted": False}`). Adding one takes a plan with
+    `storage_destinations` (Pro). Their credentials are never answered."""
+
+    def __init__(
+        self,
+        json: Callable[..., Json],
+        request: Callable[..., tuple[int, Mapping[str, str], bytes]],
+    ) -> None:
+        # The client's transport (its key, retries and redirect refusal), not a copy of it.
+        self._json = json
+        self._request = request
+
+    def create(
+        self,
+        *,
+        name: str,
+        region: str,
+        bucket: str,
+        access_key_id: str,
+        secret_access_key: str,
+        endpoint: str | None = None,
+        prefix: str | None = None,
+        path_style: bool | None = None,
+        acl: Literal["private", "public-read"] | None = None,
+    ) -> Json:
+        """POST /v1/storage-destinations: 201 with the destination (`id: "dst_..."`,
+        `tested_at`), saved only after a test write into the bucket and its delete succeeded.
+        A bucket that refuses is a `StorageTestFailedError` naming the provider's code; an
+        `endpoint` the service may not reach a `UrlNotAllowedError`. `endpoint` is an
+        S3-compatible store's `https://host[:port]` (none: AWS S3); `path_style` defaults to
+        True with an endpoint, False for AWS; `acl` to `"private"`."""
+        body: dict[str, Any] = {
+            "name": name,
+            "region": region,
+            "bucket": bucket,
+            "access_key_id": access_key_id,
+            "secret_access_key": secret_access_key,
+        }
+        optional = {"endpoint": endpoint, "prefix": prefix, "path_style": path_style, "acl": acl}
+        body.update({k: v for k, v in optional.items() if v is not None})
+        return self._json("POST", "/v1/storage-destinations", body)
+
+    def list(self) -> Json:
+        """GET /v1/storage-destinations: `{data: [...]}`, every destination, oldest first."""
+        return self._json("GET", "/v1/storage-destinations")
+
+    def get(self, id: str) -> Json:
+        """GET /v1/storage-destinations/{id}."""
+        return self._json("GET", f"/v1/storage-destinations/{_segment(id)}")
+
+    def test(self, id: str) -> Json:
+        """POST /v1/storage-destinations/{id}/test: the test write again; the answer's
+        `tested_at` moves on (`StorageTestFailedError` when the bucket refuses now)."""
+        return self._json("POST", f"/v1/storage-destinations/{_segment(id)}/test")
+
+    def delete(self, id: str) -> None:
+        """DELETE /v1/storage-destinations/{id}: forgotten at once (captures naming it are
+        refused); the objects already in the bucket stay."""
+        self._request("DELETE", f"/v1/storage-destinations/{_segment(id)}")

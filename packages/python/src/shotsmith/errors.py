@@ -88,7 +88,14 @@ class PlanRestrictionError(ValidationError):
 
 
 class UrlNotAllowedError(ValidationError):
-    """400 `url_not_allowed`: a target or webhook address the service refuses to reach."""
+    """400 `url_not_allowed`: a target, webhook or storage endpoint address the service
+    refuses to reach."""
+
+
+class StorageTestFailedError(ValidationError):
+    """400 `storage_test_failed`: the bucket refused the test write a storage destination is
+    checked with (its message and `details["provider_code"]` name the provider's code:
+    `AccessDenied`, `NoSuchBucket`, `InvalidAccessKeyId`, ...); nothing was saved."""
 
 
 class AuthenticationError(ShotsmithError):
@@ -133,6 +140,12 @@ class ProxyError(ServerError):
     which, never the proxy's credentials."""
 
 
+class StorageDestinationError(ServerError):
+    """502 `storage_destination_error`: the capture could not be written into the storage
+    destination it named (the message names the provider's or the network's code). No quota
+    unit was spent and nothing was kept hosted for it."""
+
+
 class OverloadedError(ServerError):
     """503 `overloaded`: every render slot busy and the queue full; retry after `retry_after`."""
 
@@ -168,6 +181,8 @@ _BY_CODE: Mapping[str, type[ShotsmithError]] = {
     "target_unreachable": TargetError,
     "target_error": TargetError,
     "proxy_error": ProxyError,
+    "storage_test_failed": StorageTestFailedError,
+    "storage_destination_error": StorageDestinationError,
     "overloaded": OverloadedError,
     "render_timeout": RenderTimeoutError,
     "network_error": NetworkError,

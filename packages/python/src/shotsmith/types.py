@@ -84,3 +84,7 @@ class CaptureOptions(TypedDict, total=False):
     #: `{"latitude": 52.52, "longitude": 13.405, "accuracy": 50}`: what the page's Geolocation
     #: API reports (accuracy in metres, default 100).
     geolocation: Mapping[str, float]
+    #: `{"destination": "dst_...", "path": "{host}/{id}.{ext}", "hosted": False}`: the capture
+    #: written into one of your storage destinations too (`Shotsmith.destinations`); the
+    #: answer's `storage` says where. `hosted=False` keeps no copy on the service.
+    storage: Mapping[str, Any]

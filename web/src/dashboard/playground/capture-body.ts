@@ -38,6 +38,12 @@ export interface Options {
   proxy: string;
   /** A country code the operator's proxies serve (Pro); empty: none. */
   proxyCountry: string;
+  /** One of the account's storage destinations (`dst_...`); empty: hosted here only. */
+  storageDestination: string;
+  /** The key's template under the destination's prefix; empty: the service's `{id}.{ext}`. */
+  storagePath: string;
+  /** With a destination: whether a copy stays hosted here (`hosted`, default true). */
+  storageHosted: boolean;
   print: boolean;
   styles: string;
   scripts: string;
@@ -98,6 +104,9 @@ export const DEFAULT_OPTIONS: Options = {
   longitude: '',
   proxy: '',
   proxyCountry: '',
+  storageDestination: '',
+  storagePath: '',
+  storageHosted: true,
   print: false,
   styles: '',
   scripts: '',
@@ -272,6 +281,7 @@ function optionFields(o: Options): Record<string, unknown> {
     ...(o.format === 'pdf' && o.pdfLandscape ? { pdf_landscape: true } : {}),
     ...(o.format === 'pdf' && o.pdfSinglePage ? { pdf_single_page: true } : {}),
     ...imageSize(o),
+    ...storage(o),
     ...(o.content.length > 0
       ? { content: CONTENT_KINDS.filter((k) => o.content.includes(k)) }
       : {}),
@@ -285,6 +295,18 @@ function source(o: Options): Record<string, unknown> {
   }
   const base = normalizeUrl(o.baseUrl);
   return { [o.source]: o.document, ...(base ? { base_url: base } : {}) };
+}
+
+/** The `storage` option: the destination, then only what differs from its defaults. */
+function storage(o: Options): Record<string, unknown> {
+  if (!o.storageDestination) return {};
+  return {
+    storage: {
+      destination: o.storageDestination,
+      ...(o.storagePath.trim() ? { path: o.storagePath.trim() } : {}),
+      ...(o.storageHosted ? {} : { hosted: false }),
+    },
+  };
 }
 
 function imageSize(o: Options): Record<string, unknown> {

@@ -1,6 +1,8 @@
 import { useId } from 'react';
+import type { StorageDestination } from '../../api/types.ts';
 import type { Device } from '../../shared/devices.ts';
 import { Check, InputField, SelectField, TextAreaField } from '../fields.tsx';
+import { Link } from '../router.tsx';
 import { CONTENT_KINDS, RESOURCE_KINDS } from './capture-body.ts';
 import type { CaptureKind, OptionsForm } from './options-form.ts';
 
@@ -144,6 +146,73 @@ export function PageContextSection({
         </>
       )}
       <Check {...flag('print')}>Print style sheets (media type print)</Check>
+    </details>
+  );
+}
+
+/**
+ * Where the image is written besides (or instead of) here: one of the account's storage
+ * destinations (the Storage page), the key's template under its prefix, and whether a copy
+ * stays hosted here. `destinations` is null while the listing loads (or if it failed: `error`).
+ */
+export function StorageSection({
+  form: { options, text, flag },
+  destinations,
+  error,
+}: {
+  form: OptionsForm;
+  destinations: readonly StorageDestination[] | null;
+  error: string | null;
+}) {
+  const pathHint = useId();
+  return (
+    <details className="stack">
+      <summary>Storage</summary>
+      <SelectField
+        label="Storage destination"
+        {...text('storageDestination')}
+        hint={
+          error && !destinations ? (
+            <>Your destinations could not be read: {error}</>
+          ) : destinations?.length === 0 ? (
+            <>
+              You have no destinations yet:{' '}
+              <Link to="/dashboard/storage">add your bucket on the Storage page</Link>.
+            </>
+          ) : (
+            <>The image is written into your bucket too; an upload that fails fails the capture.</>
+          )
+        }
+      >
+        <option value="">None (hosted here only)</option>
+        {destinations?.map((d) => (
+          <option key={d.id} value={d.id}>
+            {d.name} ({d.bucket})
+          </option>
+        ))}
+      </SelectField>
+      {options.storageDestination && (
+        <>
+          <InputField
+            label="Path template"
+            mono
+            type="text"
+            spellCheck={false}
+            maxLength={512}
+            placeholder="{id}.{ext}"
+            describedBy={pathHint}
+            {...text('storagePath')}
+          />
+          <p id={pathHint} className="field-hint">
+            The object's key under the destination's prefix, with <code>{'{id}'}</code>,{' '}
+            <code>{'{hash}'}</code>, <code>{'{ext}'}</code>, <code>{'{year}'}</code>,{' '}
+            <code>{'{month}'}</code>, <code>{'{day}'}</code> and <code>{'{host}'}</code>.
+          </p>
+          <Check {...flag('storageHosted')}>
+            Keep a copy here too (an image URL, kept as your plan keeps images)
+          </Check>
+        </>
+      )}
     </details>
   );
 }

@@ -4,8 +4,8 @@ import { Notice } from '../ui.tsx';
 import type { CaptureAnswer } from './use-playground.ts';
 
 /**
- * The capture's answer: the image, the facts about it (source, quota, rate limit, retention)
- * and the response body; the previous answer stays, dimmed, while the next one runs.
+ * The capture's answer: the image, the facts about it (source, quota, rate limit, retention,
+ * where a storage destination put it) and the response body; the previous answer stays, dimmed, while the next one runs.
  */
 export function ResultCard({
   busy,
@@ -57,15 +57,21 @@ function CaptureOutcome({
   const remaining = headers.get('X-RateLimit-Remaining');
   return (
     <>
-      <a href={result.image_url} target="_blank" rel="noreferrer" className="result-image">
-        <img
-          src={result.image_url}
-          alt={`Capture result, ${result.width}×${result.height} ${result.format.toUpperCase()}`}
-          width={result.width}
-          height={result.height}
-          className={stale ? 'is-stale' : undefined}
-        />
-      </a>
+      {result.image_url ? (
+        <a href={result.image_url} target="_blank" rel="noreferrer" className="result-image">
+          <img
+            src={result.image_url}
+            alt={`Capture result, ${result.width}×${result.height} ${result.format.toUpperCase()}`}
+            width={result.width}
+            height={result.height}
+            className={stale ? 'is-stale' : undefined}
+          />
+        </a>
+      ) : (
+        <Notice tone="info" live="none">
+          No copy is kept here (<code>hosted: false</code>): the image is in your bucket only.
+        </Notice>
+      )}
       <dl className="facts">
         <div>
           <dt>Image</dt>
@@ -93,10 +99,24 @@ function CaptureOutcome({
             <dd>{remaining} left this minute</dd>
           </div>
         )}
-        <div>
-          <dt>Kept until</dt>
-          <dd>{formatDateTime(result.expires_at)}</dd>
-        </div>
+        {result.image_url && (
+          <div>
+            <dt>Kept until</dt>
+            <dd>{formatDateTime(result.expires_at)}</dd>
+          </div>
+        )}
+        {result.storage && (
+          <div>
+            <dt>Your bucket</dt>
+            <dd className="break">
+              <code>{result.storage.bucket}</code>, key <code>{result.storage.key}</code>
+              <br />
+              <a href={result.storage.location} target="_blank" rel="noreferrer">
+                {shortUrl(result.storage.location)}
+              </a>
+            </dd>
+          </div>
+        )}
         {result.content && (
           <div>
             <dt>Content{result.content_truncated ? ' (cut at 5 MiB)' : ''}</dt>
@@ -130,12 +150,14 @@ function CaptureOutcome({
           <code>{JSON.stringify(result, null, 2)}</code>
         </pre>
       </details>
-      <p className="muted small break">
-        Image URL:{' '}
-        <a href={result.image_url} target="_blank" rel="noreferrer">
-          {shortUrl(result.image_url)}
-        </a>
-      </p>
+      {result.image_url && (
+        <p className="muted small break">
+          Image URL:{' '}
+          <a href={result.image_url} target="_blank" rel="noreferrer">
+            {shortUrl(result.image_url)}
+          </a>
+        </p>
+      )}
     </>
   );
 }
