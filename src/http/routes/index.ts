@@ -13,6 +13,10 @@ import { registerBillingWebhook } from './billing/webhook.ts';
 import { registerChangeDestinations } from './destinations/change.ts';
 import { registerCreateDestination } from './destinations/create.ts';
 import { registerReadDestinations } from './destinations/read.ts';
+import {
+  byApiKey as destinationsByKey,
+  bySession as destinationsBySession,
+} from './destinations/surface.ts';
 import { registerCreateKey } from './keys/create.ts';
 import { registerDeleteKey } from './keys/delete.ts';
 import { registerListKeys } from './keys/list.ts';
@@ -63,9 +67,11 @@ export function registerRoutes(app: App, deps: RouteDeps): void {
   registerCreateBatch(app, deps);
   registerGetBatch(app, deps);
   registerRenderLink(app, deps);
-  registerCreateDestination(app, deps);
-  registerReadDestinations(app, deps);
-  registerChangeDestinations(app, deps);
+  for (const surface of [destinationsByKey(deps), destinationsBySession(deps)]) {
+    registerCreateDestination(app, deps, surface);
+    registerReadDestinations(app, deps, surface);
+    registerChangeDestinations(app, deps, surface);
+  }
   registerListScreenshots(app, deps);
   registerDeleteScreenshot(app, deps);
   registerGetScreenshot(app, deps);

@@ -32,7 +32,9 @@ export function PlaygroundPage() {
   const storage = plan ? plan.storage_destinations > 0 : user.plan !== 'free';
   const destinations = useResource(
     async (signal) =>
-      storage ? (await call<DestinationList>('/v1/storage-destinations', { signal })).data : [],
+      storage
+        ? (await call<DestinationList>('/v1/account/storage-destinations', { signal })).data
+        : [],
     String(storage),
   );
   const latestKey = Object.entries(createdKeys).sort(([a], [b]) => Number(b) - Number(a))[0]?.[1];

@@ -22,7 +22,7 @@ type TestOutcome = { id: string; tone: 'success' | 'error'; text: string };
 
 /**
  * Storage: the account's own S3-compatible buckets that captures can be written into
- * (docs/destinations.md), through /v1/storage-destinations by session. The list with a test
+ * (docs/destinations.md), through /v1/account/storage-destinations by session. The list with a test
  * write and a delete for each, and the form that adds one after its test write
  * (storage/destination-form.tsx). A plan without destinations (`storage_destinations` 0) is
  * told what they are and where to get them.
@@ -77,7 +77,7 @@ function ProOnly({ pro }: { pro: Plan | undefined }) {
 function Destinations({ plan }: { plan: Plan | undefined }) {
   const { call } = useSession();
   const listing = useResource((signal) =>
-    call<DestinationList>('/v1/storage-destinations', { signal }),
+    call<DestinationList>('/v1/account/storage-destinations', { signal }),
   );
   const [message, setMessage] = useState<string | null>(null);
   const [testing, setTesting] = useState<string | null>(null);
@@ -93,9 +93,12 @@ function Destinations({ plan }: { plan: Plan | undefined }) {
     setTesting(d.id);
     setTested(null);
     try {
-      await call<StorageDestination>(`/v1/storage-destinations/${encodeURIComponent(d.id)}/test`, {
-        method: 'POST',
-      });
+      await call<StorageDestination>(
+        `/v1/account/storage-destinations/${encodeURIComponent(d.id)}/test`,
+        {
+          method: 'POST',
+        },
+      );
       setTested({
         id: d.id,
         tone: 'success',
@@ -118,7 +121,7 @@ function Destinations({ plan }: { plan: Plan | undefined }) {
     setDeleteBusy(true);
     setDeleteError(null);
     try {
-      await call(`/v1/storage-destinations/${encodeURIComponent(deleting.id)}`, {
+      await call(`/v1/account/storage-destinations/${encodeURIComponent(deleting.id)}`, {
         method: 'DELETE',
       });
       setMessage(

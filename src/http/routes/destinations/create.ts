@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { createDestination } from '../../../domain/destinations/manage-destinations.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App, RouteDeps } from '../../types.ts';
-import { callerOf, DestinationBody, keyOrSession, SECURITY } from './surface.ts';
+import { DestinationBody, type DestinationSurface } from './surface.ts';
 
 const Text = (max: number, description?: string) =>
   Type.String({ minLength: 1, maxLength: max, ...(description ? { description } : {}) });
@@ -37,21 +37,30 @@ const CreateBody = Type.Object(
  * POST /v1/storage-destinations: saved only once a test write into the bucket succeeded
  * (docs/destinations.md); 400 storage_test_failed names the provider's code otherwise.
  */
-export function registerCreateDestination(app: App, deps: RouteDeps): void {
+export function registerCreateDestination(
+  app: App,
+  deps: RouteDeps,
+  surface: DestinationSurface,
+): void {
   app.post(
-    '/v1/storage-destinations',
+    surface.base,
     {
       schema: {
-        tags: ['storage destinations'],
-        summary: 'Add a storage destination (your own S3-compatible bucket), tested first',
-        security: SECURITY,
+        tags: surface.tags,
+        summary: surface.summary(
+          'Add a storage destination (your own S3-compatible bucket), tested first',
+        ),
+        security: surface.security,
         body: CreateBody,
-        response: { 201: DestinationBody, ...errorResponses(400, 401, 403, 429, 500) },
+        response: {
+          201: DestinationBody,
+          ...errorResponses(400, 401, ...surface.refusals(true), 429, 500),
+        },
       },
-      onRequest: keyOrSession(deps, 'work'),
+      onRequest: surface.onRequest('work'),
     },
     async (request, reply) => {
-      const user = callerOf(request);
+      const user = surface.user(request);
       const plan = deps.ctx.plans[user.plan];
       const created = await createDestination(
         { ...deps.capture, writer: deps.capture.destinationWriter },

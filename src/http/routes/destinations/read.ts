@@ -5,43 +5,49 @@ import {
 } from '../../../domain/destinations/manage-destinations.ts';
 import { errorResponses } from '../../schemas.ts';
 import type { App, RouteDeps } from '../../types.ts';
-import { callerOf, DestinationBody, DestinationParams, keyOrSession, SECURITY } from './surface.ts';
+import { DestinationBody, DestinationParams, type DestinationSurface } from './surface.ts';
 
 /** GET /v1/storage-destinations and GET /v1/storage-destinations/{id}: never the secret. */
-export function registerReadDestinations(app: App, deps: RouteDeps): void {
+export function registerReadDestinations(
+  app: App,
+  deps: RouteDeps,
+  surface: DestinationSurface,
+): void {
   app.get(
-    '/v1/storage-destinations',
+    surface.base,
     {
       schema: {
-        tags: ['storage destinations'],
-        summary: "The account's storage destinations, oldest first",
-        security: SECURITY,
+        tags: surface.tags,
+        summary: surface.summary("The account's storage destinations, oldest first"),
+        security: surface.security,
         response: {
           200: Type.Object({ data: Type.Array(DestinationBody) }),
           ...errorResponses(401, 429, 500),
         },
       },
-      onRequest: keyOrSession(deps, 'read'),
+      onRequest: surface.onRequest('read'),
     },
     async (request) => {
-      const user = callerOf(request);
+      const user = surface.user(request);
       const list = await deps.capture.store.destinations.list(user.id);
       return { data: list.map(destinationAnswer) };
     },
   );
   app.get(
-    '/v1/storage-destinations/:id',
+    `${surface.base}/:id`,
     {
       schema: {
-        tags: ['storage destinations'],
-        summary: 'One storage destination',
-        security: SECURITY,
+        tags: surface.tags,
+        summary: surface.summary('One storage destination'),
+        security: surface.security,
         params: DestinationParams,
         response: { 200: DestinationBody, ...errorResponses(401, 404, 429, 500) },
       },
-      onRequest: keyOrSession(deps, 'read'),
+      onRequest: surface.onRequest('read'),
     },
     async (request) =>
-      destinationAnswer(await findDestination(deps.capture, callerOf(request), request.params.id)),
+      destinationAnswer(
+        await findDestination(deps.capture, surface.user(request), request.params.id),
+      ),
   );
 }

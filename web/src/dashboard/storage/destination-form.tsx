@@ -87,7 +87,7 @@ function refusalMessage(err: unknown): string {
 }
 
 /**
- * A new destination, sent by session to POST /v1/storage-destinations. The service writes a
+ * A new destination, sent by session to POST /v1/account/storage-destinations. The service writes a
  * test object into the bucket (and deletes it) before it saves anything, so a refusal here is
  * the bucket's own answer (storage_test_failed naming the provider's code), shown as it came.
  */
@@ -116,7 +116,7 @@ export function DestinationForm({ onCreated }: { onCreated(d: StorageDestination
     setBusy(true);
     setError(null);
     try {
-      const created = await call<StorageDestination>('/v1/storage-destinations', {
+      const created = await call<StorageDestination>('/v1/account/storage-destinations', {
         method: 'POST',
         body: destinationBody(fields),
       });
