@@ -106,7 +106,8 @@ export function captureAnswer(
   const { record } = outcome;
   const copy = outcome.storage ?? null;
   return {
-    ...(record.listable ? { id: record.id } : {}),
+    // Without a copy here the record is gone: no id to read it by, no image_url.
+    ...(record.listable && copy?.hosted !== false ? { id: record.id } : {}),
     ...(copy?.hosted === false ? {} : { image_url: imageUrl(ctx, record) }),
     ...(copy ? { storage: copy.delivered } : {}),
     cached: outcome.cached,
