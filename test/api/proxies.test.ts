@@ -343,6 +343,9 @@ for (const db of ['sqlite', 'postgres'] as const satisfies readonly DbKind[]) {
         [{ proxy: 'de-1', proxy_country: 'de' }, /proxy and proxy_country/],
         [{ proxy: 'ftp://127.0.0.1:21' }, /proxy must be an http, https, socks5 or socks5h URL/],
         [{ proxy_country: 'deu' }, /proxy_country/],
+        // Queued work is refused when it is queued, not when it runs.
+        [{ proxy: 'nope', async: true }, /proxy "nope"/],
+        [{ proxy: 'http://10.0.0.8:3128', async: true }, /^proxy /],
       ];
       for (const [options, message] of cases) {
         const { status, body } = await capture({ url: near('/page'), ...options });

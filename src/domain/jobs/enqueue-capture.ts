@@ -3,6 +3,7 @@ import { resolveCaptureOptions } from '../captures/capture-options.ts';
 import { reserveMonthly } from '../captures/capture-screenshot.ts';
 import { captureTarget } from '../captures/capture-target.ts';
 import type { TargetGuard } from '../captures/ports.ts';
+import { callerProxyHost } from '../captures/proxy-directory.ts';
 import { destinationFor } from '../destinations/deliver.ts';
 import { AppError, isAppError } from '../errors.ts';
 import type { Plan } from '../plans.ts';
@@ -65,17 +66,21 @@ export async function enqueueCapture(
 
 /**
  * What an async capture is checked for before anything is held (400s cost nothing): the
- * plan's rules and the target's screen without DNS (its address is checked when it runs).
- * A batch checks each of its requests with it too (enqueue-batch.ts).
+ * plan's rules, the target's screen without DNS (its address is checked when it runs), and
+ * its proxy as a synchronous capture's is (an operator's id or country, the caller's host
+ * screened). A batch checks each of its requests with it too (enqueue-batch.ts).
  */
 export function checkCapture(
-  ctx: Pick<JobContext, 'guard'>,
+  ctx: Pick<JobContext, 'guard' | 'proxies'>,
   plan: Readonly<Plan>,
   input: CaptureInput,
 ): void {
   const target = captureTarget(ctx.guard, input);
-  resolveCaptureOptions(input, target.navigation, plan);
+  const { render } = resolveCaptureOptions(input, target.navigation, plan);
   if (target.checked !== null) ctx.guard.screen(target.checked);
+  ctx.proxies.check(render.proxy);
+  const proxyHost = callerProxyHost(render.proxy);
+  if (proxyHost !== null) ctx.guard.screenProxy(proxyHost.host, proxyHost.port);
 }
 
 /** A queued job's row: its unit's hold, and its credentials encrypted at rest. */
