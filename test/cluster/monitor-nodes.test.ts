@@ -104,7 +104,7 @@ for (const mode of ['postgres queue', 'bullmq'] as const) {
           headers: { 'x-api-key': account.key },
           json: {
             url: `${site.origin}/?m=${i}`,
-            every: '15m',
+            every: '7d',
             options: { width: 320, height: 200 },
           },
         });
