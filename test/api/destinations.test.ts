@@ -8,12 +8,12 @@
  * On SQLite and on PostgreSQL.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { newApiKey } from '../helpers/accounts.ts';
 import { type DbKind, startApp, type TestApp } from '../helpers/app.ts';
+import { listFiles } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import { type S3Process, startS3Process } from '../helpers/s3rver-process.ts';
 import { waitForJob } from '../helpers/webhooks.ts';
@@ -366,14 +366,4 @@ for (const db of ['sqlite', 'postgres'] as const satisfies readonly DbKind[]) {
       assert.equal(deleted.status, 200);
     });
   });
-}
-
-async function listFiles(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await listFiles(path)));
-    else out.push(path);
-  }
-  return out;
 }

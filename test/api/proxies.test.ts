@@ -14,11 +14,12 @@
  * On SQLite and on PostgreSQL. Every connection stays on 127.0.0.0/8.
  */
 import assert from 'node:assert/strict';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { newApiKey } from '../helpers/accounts.ts';
 import { type DbKind, postCapture, startApp, type TestApp } from '../helpers/app.ts';
+import { listFiles } from '../helpers/data-dir.ts';
 import { type FixtureSite, page, startSite } from '../helpers/fixtures.ts';
 import {
   makeTestCertificate,
@@ -411,14 +412,4 @@ for (const db of ['sqlite', 'postgres'] as const satisfies readonly DbKind[]) {
       }
     });
   });
-}
-
-async function listFiles(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await listFiles(path)));
-    else out.push(path);
-  }
-  return out;
 }

@@ -3,7 +3,7 @@
  * on the length of DATA_DIR), with a space and a non-ASCII character. Every app, node process
  * and renderer the tests start gets one, so no test can pass on a short path alone.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -31,4 +31,15 @@ export async function removeDataDir(dir: string): Promise<void> {
   const root = roots.get(dir) ?? dir;
   roots.delete(dir);
   await rm(root, { recursive: true, force: true });
+}
+
+/** Every file under `dir`, at any depth (a data directory's database and its WAL, say). */
+export async function listFiles(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await listFiles(file)));
+    else out.push(file);
+  }
+  return out;
 }

@@ -5,7 +5,7 @@ import { type ProxyContext, tooBusy } from './context.ts';
 import { checkTarget } from './destination.ts';
 import { forwardVia, laneFor } from './lanes.ts';
 import { forwardableHeaders, parseAbsoluteTarget, targetPort } from './parse.ts';
-import { refuseRequest, sendText, UNREACHABLE } from './responses.ts';
+import { refuseRequest, sendText, streamAnswer, UNREACHABLE } from './responses.ts';
 import { noLookup } from './upstream.ts';
 
 /**
@@ -83,19 +83,7 @@ function pipeUpstream(
     ctx.logger.debug({ err: err.message, host: url.host }, 'egress upstream request failed');
     sendText(res, 502, `could not connect to ${url.host}\n`, UNREACHABLE);
   });
-  upReq.on('response', (upRes) => {
-    upRes.on('error', () => res.destroy());
-    if (res.destroyed) {
-      upRes.destroy();
-      return;
-    }
-    res.writeHead(
-      upRes.statusCode ?? 502,
-      upRes.statusMessage,
-      forwardableHeaders(upRes.rawHeaders, false),
-    );
-    upRes.pipe(res);
-  });
+  upReq.on('response', (upRes) => streamAnswer(res, upRes));
   res.on('close', () => {
     if (!res.writableFinished) upReq.destroy();
   });

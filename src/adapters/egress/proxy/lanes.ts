@@ -16,7 +16,14 @@ import { screenDestination } from '../policy.ts';
 import { type ProxyContext, tooBusy } from './context.ts';
 import { checkTarget, type Verdict } from './destination.ts';
 import { forwardableHeaders } from './parse.ts';
-import { rawResponse, refuseRequest, refuseSocket, sendText, UNREACHABLE } from './responses.ts';
+import {
+  rawResponse,
+  refuseRequest,
+  refuseSocket,
+  sendText,
+  streamAnswer,
+  UNREACHABLE,
+} from './responses.ts';
 import {
   bypasses,
   connectToProxy,
@@ -234,29 +241,13 @@ export async function forwardVia(
   });
   upReq.on('response', (upRes) => {
     clearTimeout(timer);
-    upRes.on('error', () => res.destroy());
     if (viaHttp && upRes.statusCode === 407) {
       upRes.resume();
       const reason = failed(ctx, lane, new ProxyFailure('proxy authentication failed'));
-      sendText(
-        res,
-        502,
-        `${reason}
-`,
-        proxyFailed(reason),
-      );
+      sendText(res, 502, `${reason}\n`, proxyFailed(reason));
       return;
     }
-    if (res.destroyed) {
-      upRes.destroy();
-      return;
-    }
-    res.writeHead(
-      upRes.statusCode ?? 502,
-      upRes.statusMessage,
-      forwardableHeaders(upRes.rawHeaders, false),
-    );
-    upRes.pipe(res);
+    streamAnswer(res, upRes);
   });
   res.on('close', () => {
     if (res.writableFinished) return;

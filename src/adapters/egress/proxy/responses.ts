@@ -5,9 +5,10 @@
  * client errors) they are written by hand and the connection closes; on a plain request they
  * go through the ServerResponse.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Verdict } from './destination.ts';
+import { forwardableHeaders } from './parse.ts';
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'Connection Established',
@@ -90,4 +91,22 @@ export function refuseSocket(socket: Duplex, refusal: Refusal): void {
 export function refuseRequest(res: ServerResponse, refusal: Refusal): void {
   const label = refusal.status === 403 ? 'egress refused' : 'bad gateway';
   sendText(res, refusal.status, `${label}: ${refusal.reason}\n`, refusalHeaders(refusal));
+}
+
+/**
+ * An upstream's answer streamed back to the client, hop-by-hop headers (and the proxy's own
+ * marks) dropped; the direct path's and a lane's alike.
+ */
+export function streamAnswer(res: ServerResponse, upRes: IncomingMessage): void {
+  upRes.on('error', () => res.destroy());
+  if (res.destroyed) {
+    upRes.destroy();
+    return;
+  }
+  res.writeHead(
+    upRes.statusCode ?? 502,
+    upRes.statusMessage,
+    forwardableHeaders(upRes.rawHeaders, false),
+  );
+  upRes.pipe(res);
 }
